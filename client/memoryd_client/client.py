@@ -144,12 +144,21 @@ def combined(parts: dict[int, dict[str, Any]]) -> dict[str, Any]:
 NOT_LISTENING = (errno.ENOENT, errno.ECONNREFUSED, errno.ENOTDIR)
 
 
-def _unreachable(path: str, exc: OSError) -> DaemonUnreachableError:
+#: Whose environment chose the socket, as a message says it, by the client's channel: an MCP
+#: server has no shell, its environment is what the agent's registration gives it.
+ENVIRONMENTS = {"mcp": "this MCP server"}
+MCP_ENVIRONMENT = ("; an MCP server's environment is the one its agent gives it (`claude mcp "
+                   "add -e MEMORYD_HOME=DIR …`, `codex mcp add --env MEMORYD_HOME=DIR …`)")
+
+
+def _unreachable(path: str, exc: OSError, channel: str = "api") -> DaemonUnreachableError:
     """A connect that failed: "not running" only when nothing listens on the socket and no
-    memoryd holds it (one that holds it and refuses is stopping)."""
+    memoryd holds it (one that holds it and refuses is stopping). ``channel``: the client's,
+    which says whose environment chose the socket (a shell's, an MCP server's)."""
+    whose = ENVIRONMENTS.get(channel, "this shell")
     if exc.errno not in NOT_LISTENING:
         return DaemonUnreachableError(f"could not connect to memoryd on {path} "
-                                      f"({exc.strerror or exc}; {socket_origin(path)})")
+                                      f"({exc.strerror or exc}; {socket_origin(path, whose)})")
     pid = holder(path) if exc.errno == errno.ECONNREFUSED else None
     if pid is not None:
         return DaemonUnreachableError(
@@ -157,10 +166,11 @@ def _unreachable(path: str, exc: OSError) -> DaemonUnreachableError:
             "(finishing the requests in flight), or just starting; try again in a few seconds")
     from memoryd_client.service_probe import start_hint  # names commands that work from here
 
-    origin = socket_origin(path)
-    hint = start_hint(given=path if origin == GIVEN else None)
+    origin = socket_origin(path, whose)
+    hint = start_hint(whose=whose, given=path if origin == GIVEN else None)
     return DaemonUnreachableError(f"memoryd is not running on {path} ({exc.strerror or exc}; "
-                                  f"{origin}); {hint}")
+                                  f"{origin}); {hint}"
+                                  + (MCP_ENVIRONMENT if channel == "mcp" else ""))
 
 
 def _broken(path: str, method: str, exc: OSError) -> DaemonUnreachableError:
@@ -312,7 +322,7 @@ class Client(DaemonMethods):
             try:
                 sock = connect(str(self.path), self.timeout_s)
             except OSError as exc:
-                raise _unreachable(self.path, exc) from None
+                raise _unreachable(self.path, exc, self.channel) from None
             self._connections[agent] = sock
             if agent is not None or self.channel != "api":
                 bind_id = next(self._ids)
@@ -506,7 +516,7 @@ class AsyncClient(DaemonMethods):
             try:
                 self._connections[agent] = await connect_async(str(self.path))
             except OSError as exc:
-                raise _unreachable(self.path, exc) from None
+                raise _unreachable(self.path, exc, self.channel) from None
             if agent is not None or self.channel != "api":
                 try:
                     await self._call(agent, "bind",

@@ -54,6 +54,7 @@ class Tool:
         "check",
         "command",
         "description",
+        "destructive",
         "facts",
         "name",
         "params",
@@ -68,7 +69,8 @@ class Tool:
                  reply: Callable[[Any, Values], Any] | None = None,
                  call: Callable[[Client, dict[str, Any], dict[str, str]], Any] | None = None,
                  shown: Callable[[Any], list[str]] | None = None,
-                 writes: bool = False, check: str = "", text: bool = True) -> None:
+                 writes: bool = False, destructive: bool = False, check: str = "",
+                 text: bool = True) -> None:
         self.name = name
         self.description = description
         self.params = params
@@ -80,6 +82,9 @@ class Tool:
         #: into the agent's session (:class:`Reads`)
         self.shown = shown
         self.writes = writes
+        #: a write that can take out or replace what was there (a file's text, an entry),
+        #: not only add: the MCP destructive hint, on which a client may ask the user first
+        self.destructive = destructive
         #: a write's: how the model sees whether it was made, said when the daemon did not
         #: answer in time (it may still carry the write out: sent again, it is made twice)
         self.check = check

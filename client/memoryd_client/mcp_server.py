@@ -125,8 +125,12 @@ def search_text(query: str, hits: list[dict[str, Any]], now: float, here: str = 
     if not hits:
         return f"nothing in memory about {query!r}"
     matches = sum(1 for h in hits if h.get("match"))
-    head = (f"{len(hits)} hits, {matches} marked * (likely what was asked; the others are "
-            "weaker, check before relying on them):")
+    if len(hits) == 1:
+        head = ("1 hit, marked * (likely what was asked):" if matches else
+                "1 hit, not marked * (weaker: check before relying on it):")
+    else:
+        head = (f"{len(hits)} hits, {matches} marked * (likely what was asked; the others are "
+                "weaker, check before relying on them):")
     return "\n".join([head, *(entry_line(h, now, "* " if h.get("match") else "  ", here, me)
                               for h in hits)])
 
@@ -308,6 +312,19 @@ def history_text(result: dict[str, Any], args: Values) -> str:
     return "\n".join(lines)
 
 
+def forgotten_text(result: dict[str, Any], args: Values) -> str:
+    """memory_forget: the entry forgotten, the lines of its file taken out, and the run that
+    takes it back (as memory_scope says its move's)."""
+    edited = result.get("edited")
+    if edited:
+        first, last = edited["lines"]
+        lines = f"line {first}" if first == last else f"lines {first}-{last}"
+        return (f"forgotten {result['id']}, removed from {edited['file']} {lines} (undo: memory "
+                f"undo {edited['run']})")
+    return f"forgotten {result['id']}" + (f" (undo: memory undo {result['undo']})"
+                                          if result.get("undo") else "")
+
+
 def in_project(values: dict[str, Any], facts: dict[str, str]) -> str | None:
     """The ``cwd`` filter of memory_search and memory_recent: in a git repository, that
     project's entries and the global ones (what the session's block shows) unless the agent
@@ -424,7 +441,7 @@ TOOLS = (
          "existing file.",
          (PATH, Param("text", "str", "the file's whole new text (markdown)",
                       max_chars=WRITE_CHARS)),
-         command="file write", facts=("agent",), writes=True,
+         command="file write", facts=("agent",), writes=True, destructive=True,
          check="memory_read the file: it may hold the new text already",
          reply=lambda r, a: f"{'created' if r['created'] else 'wrote'} {r['path']} "
          f"({r['bytes']} bytes)"),
@@ -435,7 +452,7 @@ TOOLS = (
                       "the file", max_chars=WRITE_CHARS),
           Param("new", "str", "the text to put in its place (empty deletes it)",
                 max_chars=WRITE_CHARS)),
-         command="file replace", facts=("agent",), writes=True,
+         command="file replace", facts=("agent",), writes=True, destructive=True,
          check="memory_read the file: the text may be replaced already",
          reply=lambda r, a: f"replaced 1 occurrence in {a.path}"),
     Tool("memory_insert", "Insert text before line `line` (1-based) of a memory file; 0 inserts "
@@ -523,9 +540,9 @@ TOOLS = (
          "memory; an entry from a memory file is removed from that file (undoable with `memory "
          "undo`).",
          (ENTRY_ID, Param("reason", "str", "why, kept in the history", None)),
-         command="forget", facts=("agent",), writes=True,
+         command="forget", facts=("agent",), writes=True, destructive=True,
          check="memory_get the entry: it may be forgotten already",
-         reply=lambda r, a: f"forgotten {r['id']}"),
+         reply=forgotten_text),
     Tool("memory_scope", "Move one of your entries (by id, from memory_search) to the global "
          "tier or to this project: a lesson that proved true in several projects belongs to "
          "the global tier. The move is recorded as a run; the user can take it back with `memory "
@@ -545,7 +562,7 @@ def build_server(agent: str, connect: Callable[[], Client], cwd: str | None = No
         from mcp.server import MCPServer
         from mcp.server.mcpserver.exceptions import ToolError
         from mcp.types import ToolAnnotations
-        from pydantic import Field, ValidationError
+        from pydantic import BeforeValidator, Field, ValidationError
     except ImportError:
         raise SystemExit(
             f"memory mcp needs the MCP SDK (the PyPI package mcp): {sys.executable} -m pip "
@@ -559,17 +576,20 @@ def build_server(agent: str, connect: Callable[[], Client], cwd: str | None = No
                       {tool.name: tool for tool in TOOLS})(
         "memoryd", instructions=INSTRUCTIONS, version=client_version())
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-    writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+    adds = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+    replaces = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
     for tool in TOOLS:
         function = _function(tool, connect, facts, ToolError, reads)
         function.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
             [inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY,
                                default=inspect.Parameter.empty if p.default is REQUIRED
-                               else p.default, annotation=_annotation(p, facts, Field))
+                               else p.default,
+                               annotation=_annotation(p, facts, Field, BeforeValidator))
              for p in tool.params],
             return_annotation=str if tool.text else dict[str, Any])
         server.add_tool(function, name=tool.name, description=tool.description,
-                        annotations=writes if tool.writes else read_only,
+                        annotations=(replaces if tool.destructive else adds) if tool.writes
+                        else read_only,
                         structured_output=False if tool.text else None)
     return server
 
@@ -636,9 +656,11 @@ def _answer(tool: Tool, client: Client, values: dict[str, Any], facts: dict[str,
         raise tool_error(exc.message) from None
 
 
-def _annotation(param: Param, facts: dict[str, str], field: Any) -> Any:
-    """The type the SDK makes the parameter's schema of."""
-    kind: Any = {"str": str, "int": int, "strs": list[str]}.get(param.kind) \
+def _annotation(param: Param, facts: dict[str, str], field: Any, before: Any) -> Any:
+    """The type the SDK makes the parameter's schema of. A number is no boolean (pydantic
+    takes true for 1: `limit: true` was a search for one hit)."""
+    kind: Any = {"str": str, "int": Annotated[int, before(_no_boolean)],
+                 "strs": list[str]}.get(param.kind) \
         if isinstance(param.kind, str) else Literal[param.kind]
     if param.default is None:
         kind = kind | None
@@ -650,8 +672,14 @@ def _annotation(param: Param, facts: dict[str, str], field: Any) -> Any:
     return Annotated[kind, field(description=description, **bounds)]
 
 
+def _no_boolean(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("a boolean is not a number")
+    return value
+
+
 def run_command(args: Values) -> int:
-    """`memory mcp`: its client finds the socket as every client does (--socket sets it). An
+    """`memory mcp`: its clients find the socket as every client does, or use --socket's. An
     agent's name the daemon would refuse is refused here, at the start (exit 2): a server
     that started would list its tools and fail every call."""
     problem = wire.agent_problem(args.agent)
@@ -660,14 +688,12 @@ def run_command(args: Values) -> int:
                    "as their agent (memory_search's other_agent reads a team's memory)")
     if problem is not None:
         raise UsageError(f"memory mcp: --agent {problem}")
-    if args.socket:
-        os.environ["MEMORYD_SOCKET"] = args.socket
-    return run_mcp(args.agent, args.timeout)
+    return run_mcp(args.agent, args.timeout, args.socket)
 
 
-def run_mcp(agent: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> int:
+def run_mcp(agent: str, timeout_s: float = DEFAULT_TIMEOUT_S, socket: str | None = None) -> int:
     # each call's client is bound to the agent: it writes only its namespace
-    server = build_server(agent, lambda: Client(agent=agent, channel="mcp",
+    server = build_server(agent, lambda: Client(socket, agent=agent, channel="mcp",
                                                 timeout_s=timeout_s))
     repository, _ = scope_of(working_directory())
     print(f"memoryd MCP server for agent {agent} on stdio; memory_remember writes for "

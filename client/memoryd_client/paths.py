@@ -184,18 +184,19 @@ def socket_path() -> Path:
 GIVEN = "the socket given"
 
 
-def socket_origin(path: object) -> str:
+def socket_origin(path: object, whose: str = "this shell") -> str:
     """What chose this socket path, for "not running" messages: a daemon started with another
-    MEMORYD_HOME or MEMORYD_SOCKET than this shell's listens elsewhere."""
+    MEMORYD_HOME or MEMORYD_SOCKET than this shell's listens elsewhere. ``whose``: the
+    environment's, as the message says it ("this MCP server": it has no shell)."""
     explicit = os.environ.get("MEMORYD_SOCKET")
     home = home_text()
     if explicit and str(path) == os.path.expanduser(explicit):
-        return "MEMORYD_SOCKET of this shell"
+        return f"MEMORYD_SOCKET of {whose}"
     if home is not None and not explicit and str(path) == os.path.join(home, "memoryd.sock"):
-        return f"MEMORYD_HOME={home} of this shell"
+        return f"MEMORYD_HOME={home} of {whose}"
     if not explicit and home is None and str(path) == str(socket_path()):
-        return ("the default socket: neither MEMORYD_HOME nor MEMORYD_SOCKET is set in this "
-                "shell, so a daemon started with one of them is not found here")
+        return (f"the default socket: neither MEMORYD_HOME nor MEMORYD_SOCKET is set in {whose}, "
+                "so a daemon started with one of them is not found here")
     return GIVEN
 
 

@@ -156,10 +156,12 @@ def manager_state() -> tuple[dict[str, str] | None, str]:
     return fields, ""
 
 
-def start_hint(mention_doctor: bool = True, given: str | None = None) -> str:
+def start_hint(mention_doctor: bool = True, whose: str = "this shell",
+               given: str | None = None) -> str:
     """How to start memoryd, with commands that work from this shell, and which environment
     decided the socket (a daemon on another MEMORYD_HOME listens elsewhere), or that none did:
-    the socket ``given`` (`memory --socket PATH`)."""
+    the socket ``given`` (`memory --socket PATH`); ``whose``: that environment, as the hint
+    says it ("this MCP server": it has no shell)."""
     installed = unit_settings()
     command = memoryd_command()
     memoryd = shlex.join(command) if command else "memoryd"
@@ -179,10 +181,10 @@ def start_hint(mention_doctor: bool = True, given: str | None = None) -> str:
         if unit_home and shell_home and shell_home != unit_home:
             hint += f"; note: the service runs with MEMORYD_HOME={unit_home}"
         elif unit_home and not shell_home:
-            hint += (f"; note: the service runs with MEMORYD_HOME={unit_home}, this shell has "
+            hint += (f"; note: the service runs with MEMORYD_HOME={unit_home}, {whose} has "
                      "none: set it")
         elif shell_home and not unit_home:
-            hint += "; note: this shell has MEMORYD_HOME set, the service does not"
+            hint += f"; note: {whose} has MEMORYD_HOME set, the service does not"
     elif command is None:
         hint = ("the daemon is not installed in this Python (the client alone does not run "
                 "it): install it from the memoryd checkout (`pip install ./client .`), then run "
@@ -191,14 +193,14 @@ def start_hint(mention_doctor: bool = True, given: str | None = None) -> str:
         hint = (f"start it with `{memoryd} serve`, or run it at login with "
                 f"`{memoryd} service install`")
     if given is not None:
-        hint += (f" (the socket given, --socket {given}, is not this shell's: a daemon listens "
+        hint += (f" (the socket given, --socket {given}, is not {whose}'s: a daemon listens "
                  f"there when started with MEMORYD_SOCKET={shlex.quote(given)})")
     elif os.environ.get("MEMORYD_SOCKET"):
-        hint += " (this shell's socket comes from MEMORYD_SOCKET)"
+        hint += f" ({whose}'s socket comes from MEMORYD_SOCKET)"
     elif os.environ.get("MEMORYD_HOME"):
-        hint += " (this shell's socket comes from MEMORYD_HOME; a daemon started without it " \
+        hint += f" ({whose}'s socket comes from MEMORYD_HOME; a daemon started without it " \
             "listens elsewhere)"
     elif installed is None:
-        hint += " (this shell has no MEMORYD_HOME; a daemon started with one listens in that " \
+        hint += f" ({whose} has no MEMORYD_HOME; a daemon started with one listens in that " \
             "directory)"
     return hint + ("; `memory doctor` checks the rest" if mention_doctor else "")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -293,7 +294,8 @@ def test_an_agent_cannot_forget_or_rewrite_the_users_feedback(daemon, client: Cl
     forget, write, replace, own = session["results"]
     for refused in (forget, write, replace):
         assert refused.is_error and "only a person" in refused.content[0].text, refused.content
-    assert text_of(own) == f"forgotten {lesson['id']}"
+    assert re.fullmatch(rf"forgotten {lesson['id']}, removed from {re.escape(str(notebook))} "
+                        r"line 5 \(undo: memory undo r\d+\)", text_of(own)), text_of(own)
     assert "never push to main without my review" in notebook.read_text()
     assert client.get(feedback["id"])["status"] == "active"
     scripted = run_cli_from_script("forget", feedback["id"])  # an agent's shell, a script
@@ -498,8 +500,6 @@ def test_read_history_and_writes_are_bounded_and_page_on(daemon, client: Client)
     134,646 characters. A read is a page that says how much more there is and the offset
     that reads on; a history is its newest versions with a count and an offset; a write
     takes 32,000 characters at most."""
-    import re
-
     directory = Path(daemon.config.memory_dir.replace("{agent}", "coder"))
     directory.mkdir(parents=True)
     lines = [f"- note {n}: " + "x" * 60 for n in range(1_500)]
@@ -617,3 +617,46 @@ def test_a_cancelled_call_stops_waiting_for_the_daemon(memoryd_home: Path) -> No
             server.stdout.close()
             if not server.stdin.closed:
                 server.stdin.close()
+
+
+def test_forget_history_annotations_numbers_and_one_hit(daemon, client: Client,
+                                                        tmp_path: Path) -> None:
+    """The tester's smaller findings: memory_forget dropped the run that takes it back;
+    memory_history said "of the project" of the server's own project; memory_write and
+    memory_replace were annotated as not destructive; `limit: true` was a search for one hit;
+    one hit was "1 hits"."""
+    shop = tmp_path / "shop"
+    shop.mkdir()
+    subprocess.run(["git", "init", "-q", str(shop)], check=True)
+    note = client.remember("coder", "deploy", "We deploy the shop with render.com",
+                           cwd=str(shop))["entry"]
+    doomed = client.remember("coder", "misc", "A note about zebras to forget")["entry"]
+    session = mcp_session([("memory_forget", {"entry_id": doomed["id"]}),
+                           ("memory_history", {"entry_id": note["id"]}),
+                           ("memory_search", {"query": "render.com", "limit": True}),
+                           ("memory_search", {"query": "how do we deploy the shop",
+                                              "limit": 1})], cwd=shop)
+    forgotten, history, limit, one = session["results"]
+    assert re.fullmatch(rf"forgotten {doomed['id']} \(undo: memory undo r\d+\)",
+                        text_of(forgotten)), text_of(forgotten)
+    assert note["id"] in text_of(history) and "of the project" not in text_of(history)
+    assert limit.is_error and limit.content[0].text == (
+        "memory_search: 'limit' takes a whole number from 1 to 50, not true; nothing was done")
+    assert text_of(one).splitlines()[0] in ("1 hit, marked * (likely what was asked):",
+                                            "1 hit, not marked * (weaker: check before "
+                                            "relying on it):")
+    hints = {name: tool.annotations.destructive_hint
+             for name, tool in session["tools"].items() if not tool.annotations.read_only_hint}
+    assert hints == {"memory_write": True, "memory_replace": True, "memory_forget": True,
+                     "memory_insert": False, "memory_remember": False, "memory_scope": False}
+
+
+def test_a_daemon_that_is_not_running_is_said_in_the_servers_words(memoryd_home: Path) -> None:
+    """An MCP server has no shell: "MEMORYD_HOME=… of this shell" sent the user to their
+    shell, when the agent's registration of the server sets its environment."""
+    said = mcp_session([("memory_recent", {})])["results"][0]
+    assert said.is_error
+    text = said.content[0].text
+    assert "memoryd is not running on" in text and "this shell" not in text
+    assert f"MEMORYD_HOME={memoryd_home} of this MCP server" in text
+    assert "claude mcp add -e MEMORYD_HOME=DIR" in text
