@@ -1,15 +1,16 @@
 """``memory doctor``: every check a user (or a bug report) needs, each ok, warning or problem
 with the fix in one line.
 
-The client's half runs even when the daemon is down: the daemon answers on this shell's socket;
-client and daemon versions agree; ``MEMORYD_HOME`` of this shell, of the daemon, of the service
-and of every installed hook agree; the hooks and the service run a program that exists; the
-service is installed, enabled and running; no hook events wait in the spool; with the daemon
-down, its configuration is one it would start with (``memoryd check-config``). The daemon's half
-(wire method ``doctor``, :mod:`memoryd.server.health`) checks the model and its hash, that
-onnxruntime's telemetry is off, the database (``PRAGMA quick_check``), the ledgers against the
-index, disk space, the sources, skipped files and lines, the backlogs, and the configuration
-files as its next reload or start would read them.
+The client's half runs even when the daemon is down: the daemon answers on this shell's socket
+and runs the client's code (its wire revision, memoryd_client.revision: the version string is
+the same in every commit); ``MEMORYD_HOME`` of this shell, of the daemon, of the service and of
+every installed hook agree; the hooks and the service run a program that exists; the service is
+installed, enabled and running; no hook events wait in the spool; with the daemon down, its
+configuration is one it would start with (``memoryd check-config``). The daemon's half (wire
+method ``doctor``, :mod:`memoryd.server.health`) checks that its code on disk is what it runs,
+the model and its hash, that onnxruntime's telemetry is off, the database (``PRAGMA
+quick_check``), the ledgers against the index, disk space, the sources, skipped files and
+lines, the backlogs, and the configuration files as its next reload or start would read them.
 
 Exit codes: 0 healthy (warnings allowed), 1 a problem, 2 usage error.
 """
@@ -20,6 +21,7 @@ import os
 import sys
 
 from memoryd_client.hooks import CHOICE
+from memoryd_client.revision import daemon_revision, revision_check
 
 TYPE_CHECKING = False  # see memoryd_client/__init__.py
 
@@ -88,6 +90,7 @@ def ask_daemon(client: Client) -> tuple[dict[str, Any] | None, str | None]:
             except MemorydError as again:
                 return None, again.message
             return {"daemon": {"version": status.get("version"), "pid": status.get("pid"),
+                               "revision": status.get("revision"),
                                "state_dir": status.get("state_dir"),
                                "socket": status.get("socket"), "memoryd_home": None,
                                "too_old": True}, "checks": []}, None
@@ -148,12 +151,12 @@ def daemon_checks(socket: str, reply: dict[str, Any] | None, why: str | None,
     checks = [check("daemon", OK, f"memoryd {facts.get('version')} (pid {facts.get('pid')}) "
                     f"answers on {socket}")]
     mine = client_version()
-    if facts.get("too_old"):
-        checks.append(check("version", WARNING, f"client {mine}, daemon {facts.get('version')}: "
-                            "the daemon is older and has no doctor method",
-                            "restart memoryd so that it runs the installed version"))
+    older = revision_check(facts)  # the version says nothing: it changes with no commit
+    if older is not None:
+        checks.append(older)
     elif facts.get("version") == mine:
-        checks.append(check("version", OK, f"client and daemon {mine}"))
+        checks.append(check("version", OK, f"client and daemon {mine}, wire revision "
+                            f"{daemon_revision(facts)}"))
     else:
         checks.append(check("version", WARNING, f"client {mine}, daemon {facts.get('version')}",
                             "install both from the same checkout and restart memoryd"))

@@ -1,7 +1,7 @@
 """What the client can find out about the daemon's installation without talking to it or
 importing it: the ``memoryd`` command of this installation, the unit or agent ``memoryd service
 install`` wrote (and the environment it carries), what the service manager says about it, and
-from those the one line that tells a user how to start memoryd.
+from those the one line that tells a user how to start memoryd (or restart it).
 
 The unit file locations are the ones :mod:`memoryd.service` writes; the client does not import
 the daemon package (it may not even be installed beside the client).
@@ -154,6 +154,19 @@ def manager_state() -> tuple[dict[str, str] | None, str]:
         if sep and key not in fields:
             fields[key] = value.strip()
     return fields, ""
+
+
+def restart_hint(pid: object = None) -> str:
+    """How to restart the daemon (``pid``: the one that answers) so that it runs the code
+    installed now: through the service manager when the service is installed."""
+    if unit_settings() is not None:
+        if launchd():
+            command = memoryd_command()
+            memoryd = shlex.join(command) if command else "memoryd"
+            return f"`{memoryd} service stop && {memoryd} service start`"
+        return "`systemctl --user restart memoryd`"
+    which = f" (pid {pid})" if pid else ""
+    return f"stop the memoryd that runs{which} and start `memoryd serve` again"
 
 
 def start_hint(mention_doctor: bool = True, whose: str = "this shell",

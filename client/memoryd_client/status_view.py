@@ -1,5 +1,6 @@
 """`memory status` as text: first the answer to "is it healthy, and is it done?", then the
-details (paths, model, counts, sources, passes, contradictions).
+details (paths, model, counts, sources, passes, contradictions). The health is the daemon's
+checks, and before them whether it runs older code than this client (memoryd_client.revision).
 
     healthy · indexing files 1,234/5,000 (25%, ~2 min left) · embedding 812/3,100 (26%)
     problem: model: not loaded, search is keyword-only: … (memory doctor says how to fix it)
@@ -46,9 +47,14 @@ def _fraction(what: str, done: int, total: int, eta_s: float | None) -> str:
 
 def health_line(status: dict[str, Any]) -> str:
     """One line: the verdict, then what is still being done (or "up to date")."""
+    from memoryd_client.revision import revision_check
+
     health = status.get("health") or {}
-    checks = health.get("checks") or []
+    older = revision_check(status)  # a daemon not restarted since an upgrade: said first
+    checks = [older, *(health.get("checks") or [])] if older else health.get("checks") or []
     state = health.get("state", "ok")
+    if older and state == "ok":
+        state = older["status"]
     if state == "ok":
         verdict = "healthy"
     else:

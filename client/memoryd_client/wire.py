@@ -27,6 +27,12 @@ other end (:data:`CHANNELS`); only a person at a terminal (:data:`HUMAN_CHANNELS
 ``feedback`` or releases a quarantined entry. A connection's frames are answered in order, so
 a client may send its first request right behind its bind without waiting; after a refused
 bind nothing more is served on that connection until a bind succeeds.
+
+The protocol has a revision, :data:`REVISION`, that the daemon reports (``status`` and
+``doctor``'s ``revision``): after an upgrade the installed client is new at once, while a daemon
+started before it runs the old code until it is restarted, and may refuse what the new client
+sends (an older daemon refuses a param it does not know). A daemon without a revision predates
+them. Additions are additive: a new daemon serves an old client as before.
 """
 
 from __future__ import annotations
@@ -37,6 +43,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+#: The protocol's revision: raised whenever a request may carry a param, or a reply a field,
+#: that a daemon of the revision before does not know. 1 (2026-12-01): ``hook`` takes ``cwd``
+#: (2026-11-30), and ``status`` and ``doctor`` say the daemon's ``revision`` (none before).
+REVISION = 1
 #: Largest frame either side accepts (the length prefix excluded).
 MAX_FRAME_BYTES = 8 * 1024 * 1024
 HEADER = struct.Struct(">I")

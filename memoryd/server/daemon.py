@@ -22,6 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from memoryd_client.wire import REVISION
+
 from memoryd import __version__
 from memoryd.background import Background
 from memoryd.collector import collect_when_quiet, defer_full_collections, resume_full_collections
@@ -47,6 +49,7 @@ from memoryd.server.dispatch import Dispatcher, Handler
 from memoryd.server.entry_methods import EntryMethods
 from memoryd.server.health import Health
 from memoryd.server.history_methods import HistoryMethods
+from memoryd.server.installed import InstalledCode
 from memoryd.server.limits import (
     LISTEN_BACKLOG,
     Acceptor,
@@ -101,6 +104,7 @@ class Daemon:
         self.parts: Parts | None = None  # built by startup
         self.health: Health | None = None
         self.started = time.time()
+        self.code = InstalledCode.of_packages()  # the code on disk now, the code it runs
         self.should_exit = asyncio.Event()
         self.ready = asyncio.Event()  # set once READY=1 is sent: startup done, handlers in place
         self.watcher: Watcher | None = None
@@ -202,7 +206,7 @@ class Daemon:
                                      self.watcher, self.sessions.extractor, self.traffic)
         self.methods.update(HistoryMethods(self.history).methods())
         self.health = Health(self.settings, self.started, parts, self.watcher, self.passes,
-                             self.sync, self.refused)
+                             self.sync, self.refused, self.code)
         self.methods.update(self.health.methods())
         self.server = Acceptor(listener, self.dispatcher.handle)
         self.watcher.start()
@@ -330,6 +334,7 @@ class Daemon:
         filling = behind >= status["lexicon"]["shown_from"]
         status = {
             "version": __version__,
+            "revision": REVISION,  # which code it runs (the version says nothing of that)
             "pid": os.getpid(),
             "uptime_s": round(time.time() - self.started, 1),
             "socket": str(self.config.socket_path),

@@ -3,9 +3,9 @@
 
 Each check is a map ``{check, status, detail, fix}``: ``status`` is ``ok``, ``warning`` or
 ``problem``, ``fix`` one line saying what to do (None when there is nothing to do). The cheap
-checks (model, sources, skipped files, disk, backlog, and the configuration files when they
-changed) also feed ``status``; ``doctor`` adds the
-ones that read the whole database or the ledgers (``PRAGMA quick_check``, ledger against index).
+checks (the code on disk, model, sources, skipped files, disk, backlog, and the configuration
+files when they changed) also feed ``status``; ``doctor`` adds the ones that read the whole
+database or the ledgers (``PRAGMA quick_check``, ledger against index).
 The client adds what only it can see (its own environment, the hooks, the service manager):
 :mod:`memoryd_client.doctor`.
 """
@@ -24,6 +24,7 @@ from typing import Any
 
 from memoryd_client.paths import home_text
 from memoryd_client.views import duration
+from memoryd_client.wire import REVISION
 
 from memoryd import __version__
 from memoryd.agent_sources import default_sources
@@ -50,6 +51,7 @@ from memoryd.server.health_words import (
     torn_files,
     worst,
 )
+from memoryd.server.installed import InstalledCode
 from memoryd.server.parts import Parts
 from memoryd.server.refused import RefusedWrites
 from memoryd.server.sync_methods import Sync
@@ -107,12 +109,21 @@ def log_location() -> str:
     return f"standard error of the memoryd process (pid {os.getpid()})"
 
 
+def restart_command() -> str:
+    """How to restart this daemon, as the service manager started it."""
+    if os.environ.get("JOURNAL_STREAM"):
+        return "`systemctl --user restart memoryd`"
+    if os.environ.get("XPC_SERVICE_NAME") == "dev.memoryd.agent":
+        return "`memoryd service stop && memoryd service start`"
+    return f"stop this memoryd (pid {os.getpid()}) and start `memoryd serve` again"
+
+
 class Health:
     def __init__(self, settings: Settings, started: float, parts: Parts,
                  watcher: Watcher | None, passes: PassRunner | None, sync: Sync | None,
-                 refused: RefusedWrites) -> None:
+                 refused: RefusedWrites, code: InstalledCode) -> None:
         """The parts it examines; ``started``: when the daemon started; ``refused``: the
-        writes the disk refused lately."""
+        writes the disk refused lately; ``code``: its packages on disk."""
         self.settings = settings
         self.started = started
         self.parts = parts
@@ -122,6 +133,7 @@ class Health:
         self.refused = refused
         #: the configuration files as `config` last read them, and what it found
         self.config_seen: tuple[tuple[Any, ...], dict[str, Any]] | None = None
+        self.installed = code
 
     def methods(self) -> dict[str, Any]:
         return {"doctor": self.m_doctor}
@@ -133,6 +145,7 @@ class Health:
         config = self.settings.config
         return {
             "version": __version__,
+            "revision": REVISION,
             "pid": os.getpid(),
             "executable": sys.executable,
             "memoryd_home": home_text(),  # absolute: a relative one was the daemon's cwd's
@@ -144,6 +157,22 @@ class Health:
         }
 
     # -- cheap checks (status and doctor) --------------------------------------------
+
+    def code(self) -> dict[str, Any]:
+        """Whether the code on disk is what this daemon runs: an upgrade since it started
+        changed the `memory` command and the hooks at once, not the daemon (a few hundred
+        stats: off the event loop)."""
+        changed = self.installed.changed()
+        if changed is None:
+            return check("code", OK, f"memoryd runs the code installed (wire revision "
+                         f"{REVISION})")
+        at, started = (time.strftime("%Y-%m-%d %H:%M", time.localtime(t))
+                       for t in (changed.at, self.started))
+        restart = restart_command()
+        return check("code", WARNING, f"memoryd runs older code than the installed one: "
+                     f"{changed.path} changed at {at}, after memoryd started ({started}); the "
+                     f"hooks and `memory` run the new code already: restart it ({restart})",
+                     f"restart memoryd so that it runs the installed code: {restart}")
 
     def model(self) -> dict[str, Any]:
         embedder = self.parts.threads.embedder
@@ -496,7 +525,8 @@ class Health:
         (only those that are not ok), the embedding rate and estimate, the paths."""
         backlog = await self.parts.db(self.backlog_counts)
         files = await self.file_problems()
-        checks = [self.model(), self.writes(), self.ledger_at_start(), self.sources(),
+        checks = [await asyncio.to_thread(self.code), self.model(), self.writes(),
+                  self.ledger_at_start(), self.sources(),
                   self.skipped(files), await self.unwritten(), await self.interrupted(),
                   self.disk(), self.backlog(backlog), await self.config(fresh=False),
                   self.environment()]
@@ -643,6 +673,7 @@ class Health:
         waiting = await self.parts.db(self.backlog_counts)
         files = await self.file_problems()
         checks = [
+            await asyncio.to_thread(self.code),
             self.model(),
             self.telemetry(),
             *whole,

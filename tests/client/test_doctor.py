@@ -54,7 +54,7 @@ def test_a_healthy_installation_passes_every_check(daemon, client) -> None:
     code, report = doctor()
     assert code == 0 and report["healthy"]
     checks = by_name(report)
-    for name in ("daemon", "version", "memoryd_home", "service", "hooks", "spool", "model",
+    for name in ("daemon", "version", "code", "memoryd_home", "service", "hooks", "spool", "model",
                  "telemetry", "database", "ledger lines", "ledger", "disk", "sources", "skipped",
                  "backlog"):
         assert checks[name]["status"] == "ok", checks[name]
@@ -470,8 +470,10 @@ def test_status_answers_is_it_healthy_and_is_it_done(memoryd_home, embedder, cap
 
 def test_status_shows_indexing_progress_with_an_estimate() -> None:
     from memoryd_client.status_view import health_line
+    from memoryd_client.wire import REVISION
 
-    status = {"health": {"state": "ok", "checks": []}, "vectors": 250, "backlog": 750,
+    status = {"health": {"state": "ok", "checks": []}, "revision": REVISION, "vectors": 250,
+              "backlog": 750,
               "embedding": {"eta_s": 95.0, "done": 250},
               "ingest": {"initial": {"started": time.time() - 10, "finished": None,
                                      "done": 1234, "total": 5000, "eta_s": 31.0}}}
