@@ -6,7 +6,9 @@ Reads the agent's JSON on stdin, tells the daemon, prints the agent's own output
 never blocks its agent: it always exits 0 with valid (possibly empty) output — on bad stdin, a
 usage mistake, a slow or dead daemon — and it answers within a deadline well under the agent's
 hook timeout. When the daemon cannot be reached the event is appended to a spool file that the
-daemon replays when it is back. The payload is forwarded as it came: the daemon parses it and
+daemon replays when it is back. A daemon not restarted since an upgrade runs older code than the
+hook, and refuses a field it does not know: the event is sent again with the fields every
+daemon takes (:data:`FIELDS_TAKEN`). The payload is forwarded as it came: the daemon parses it and
 renders the agent's output, so a hook process never imports json (or typing, or pathlib), and
 it speaks the wire protocol without msgpack (memoryd_client.hook_wire).
 
@@ -94,6 +96,11 @@ NOT_SPOOLED = ("PreToolUse", "PostToolUse")
 DEFAULT_DEADLINE_S = 0.5
 MAX_STDIN_BYTES = 4 * 1024 * 1024
 SPOOL_NAME = "spool.msgpack"
+#: The hook request's fields every daemon takes, whatever its wire revision (``cwd`` came in
+#: revision 1): what a hook sends again to a daemon that refused a field it does not know, in
+#: the words every revision refuses it with (memoryd.server.params).
+FIELDS_TAKEN = ("harness", "event", "raw", "ts")
+UNKNOWN_PARAM = "unknown param"
 #: ``memory hook HARNESS --serve``: answer events, one JSON line each, until stdin closes.
 SERVE = "--serve"
 
@@ -224,8 +231,22 @@ def call_daemon(request: dict[str, Any], deadline_s: float) -> dict[str, Any]:
     if isinstance(result, dict):
         return result
     error = reply.get("error")  # the daemon refused the event: say so (the hook still exits 0)
-    message = error.get("message") if isinstance(error, dict) else None
-    return {"problem": f"the daemon refused the event: {message}"} if message else {}
+    if not isinstance(error, dict) or not error.get("message"):
+        return {}
+    message = error["message"]
+    return {"problem": f"the daemon refused the event: {message}",
+            "older": error.get("code") == "bad_params" and UNKNOWN_PARAM in str(message)}
+
+
+def not_sent(request: dict[str, Any], why: str) -> str:
+    """A hook ``request`` the daemon did not take (``why``), spooled for it to replay when it
+    starts, unless its event is one of no use later (a tool call's); no output."""
+    if request["event"] in NOT_SPOOLED:
+        print(f"memoryd hook: {why}", file=sys.stderr)
+        return ""
+    append_spool(request)
+    print(f"memoryd hook: {why}; event spooled", file=sys.stderr)
+    return ""
 
 
 def render(event: str, context: str | None, deny: str | None = None,
@@ -290,9 +311,7 @@ def _with_context(harness: str, event: str, context: str | None, deny: str | Non
 
 
 def answer(harness: str, name: str, raw: bytes) -> str:
-    """The agent's output for its event ``name`` with the payload ``raw`` ("" for none): the
-    daemon asked within the event's deadline; what goes wrong is said on stderr, and the event
-    spooled when the daemon cannot be reached (a tool call's is of no use later)."""
+    """The agent's output for its event ``name`` with the payload ``raw`` ("" for none)."""
     event = canonical(harness, name)
     request = {"harness": harness, "event": event, "raw": raw.decode("utf-8", errors="replace"),
                "ts": time.time()}
@@ -300,19 +319,34 @@ def answer(harness: str, name: str, raw: bytes) -> str:
         request["cwd"] = os.getcwd()
     except OSError:  # the directory is gone
         pass
+    return send(request)
+
+
+def send(request: dict[str, Any]) -> str:
+    """The agent's output for the hook ``request`` (its ``event``): the daemon asked within
+    the event's deadline; what goes wrong is said on stderr, and the event spooled when the
+    daemon cannot be reached (a tool call's is of no use later). A daemon of an older wire
+    revision (one not restarted since an upgrade) refuses a field it does not know: the event
+    goes again with the fields every daemon takes, so that the agent still gets its block, and
+    if that is refused too it is spooled for the restarted daemon to replay."""
+    event = request["event"]
+    deadline_s = DEADLINE_S.get(event, DEFAULT_DEADLINE_S)
+    end = time.monotonic() + deadline_s
     try:
-        result = call_daemon(request, DEADLINE_S.get(event, DEFAULT_DEADLINE_S))
+        result = call_daemon(request, deadline_s)
+        if result.get("older"):
+            print(f"memoryd hook: {result['problem']}: memoryd runs older code than this hook "
+                  "(restart it: `memory status` says how); sent again without what it does "
+                  "not know", file=sys.stderr)
+            result = call_daemon({k: v for k, v in request.items() if k in FIELDS_TAKEN},
+                                 max(end - time.monotonic(), deadline_s / 2))
     except (FileNotFoundError, ConnectionError, BlockingIOError) as exc:  # not sent
-        if event in NOT_SPOOLED:
-            print(f"memoryd hook: daemon unreachable ({exc.__class__.__name__})", file=sys.stderr)
-            return ""
-        append_spool(request)
-        print(f"memoryd hook: daemon unreachable ({exc.__class__.__name__}); event spooled",
-              file=sys.stderr)
-        return ""
+        return not_sent(request, f"daemon unreachable ({exc.__class__.__name__})")
     except Exception as exc:  # a timeout or a bad reply: fail open
         print(f"memoryd hook: {exc.__class__.__name__}: {exc}", file=sys.stderr)
         return ""
+    if result.get("older"):  # refused again: kept for the daemon that runs the new code
+        return not_sent(request, result["problem"])
     output = result.get("output")
     if isinstance(output, str) and output:
         return output
