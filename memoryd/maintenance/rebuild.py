@@ -37,7 +37,7 @@ from memoryd.store.ledger import Ledger
 from memoryd.store.lexicon import Lexicon
 from memoryd.store.permissions import restrict_umask, tighten_state
 from memoryd.store.query import EntryQuery
-from memoryd.store.run_log import RunLog, replay_run_log, run_log_key
+from memoryd.store.run_log import RunLog, keep_unlogged, replay_run_log, run_log_key
 from memoryd.store.run_log import export as export_run_log
 from memoryd.store.usage_log import FILE_NAME as USAGE_FILE
 from memoryd.store.usage_log import KEY as USAGE_KEY
@@ -163,10 +163,21 @@ def lines_old(config: Config, store: Store) -> int:
 
 def runs_old(config: Config, run_log: RunLog) -> None:
     """Write the passes' runs of the database about to be set aside to the run log, if that
-    database was made before the run log existed."""
-    _export_old(config, "the passes' runs", run_log.size(),
-                lambda old: old.meta(run_log_key()) is None and old.runs.any(),
+    database was made before the run log existed; when the file has lines (a downgrade to
+    such a memoryd), the runs it lacks, renumbered after its own (keep_unlogged)."""
+    if run_log.size():
+        with _old_database(config, "Not reading the passes' runs of the old database") as old:
+            if old is not None and _runs_unread(old):
+                run_log.repair_tail()
+                keep_unlogged(old, run_log)
+        return
+    _export_old(config, "the passes' runs", 0, _runs_unread,
                 lambda old: export_run_log(old, run_log))
+
+
+def _runs_unread(old: Store) -> bool:
+    """Whether a database holds runs and has never read the run log (made before it)."""
+    return old.meta(run_log_key()) is None and old.runs.any()
 
 
 def outcomes_old(config: Config, usage_log: UsageLog) -> None:

@@ -29,7 +29,9 @@ fails. They are fsynced before the files of a change are written, and before a r
 is done (off the database thread, as the ledgers are). The database records how far into
 the file it holds (meta ``pass_log``); at every start and rebuild the lines past that are
 applied (:func:`replay_run_log`), before the ledgers are replayed. A database from before
-this file existed writes its runs to it once, at its first start.
+this file existed writes its runs to it once, at its first start; one that an older memoryd
+rebuilt and ran passes on after a downgrade keeps its runs the file lacks, renumbered after the
+file's (:func:`keep_unlogged`).
 """
 
 from __future__ import annotations
@@ -278,10 +280,100 @@ def replay_run_log(store: Store, run_log: RunLog) -> int:
     database from before the file existed writes its runs to the file instead."""
     key = run_log_key()
     known = store.meta(key)
-    if known is None and run_log.size() == 0 and _has_runs(store):
-        return export(store, run_log)
+    if known is None and _has_runs(store):
+        if run_log.size() == 0:
+            return export(store, run_log)
+        run_log.repair_tail()
+        keep_unlogged(store, run_log)
     run_log.repair_tail()
     return replay_lines(store, run_log, key, apply_record, "run log")
+
+
+def keep_unlogged(store: Store, run_log: RunLog) -> int:
+    """Before a database without the file's offset that holds runs is given the file's lines
+    (which it has never read): keep its runs the file lacks. Such a database is an older
+    memoryd's, from before the run log (2026-11-28), after a downgrade: its reindex rebuilt
+    the index without the file's runs, and its passes numbered their runs from 1 again, so
+    the file's lines, applied by id, would overwrite them (and their changes could never be
+    undone). Each run it holds that the file does not (an id the file lacks, or holds for
+    another run) is renumbered after the file's and the database's runs, its changes after
+    their changes, and appended to the file, then the file is applied whole. Returns how many
+    runs were kept so."""
+    logged: dict[int, tuple[Any, Any]] = {}
+    top_run = top_change = 0
+    for _, record in run_log.read():
+        if record.get("op") == "run" and isinstance(record.get("id"), int):
+            logged[record["id"]] = (record.get("pass"), record.get("started"))
+            top_run = max(top_run, record["id"])
+        elif record.get("op") == "change" and isinstance(record.get("id"), int):
+            top_change = max(top_change, record["id"])
+    db = store._db
+    held = cast(list[tuple[int, str, float, str | None]], db.execute(
+        "SELECT id, pass, started, scope FROM runs ORDER BY id").fetchall())
+    unlogged = {number: scope for number, name, started, scope in held
+                if logged.get(number) != (name, started)}
+    if not unlogged:
+        return 0
+    most_runs, most_changes = (cast(tuple[int], db.execute(
+        f"SELECT coalesce(max(id), 0) FROM {table}").fetchone())[0]
+        for table in ("runs", "changes"))
+    runs = {old: max(top_run, most_runs) + n for n, old in enumerate(unlogged, 1)}
+    marks = ", ".join("?" for _ in unlogged)
+    rows = cast(list[tuple[int, int, int | None, int | None]], db.execute(
+        f"SELECT id, run, undoes, grp FROM changes WHERE run IN ({marks}) ORDER BY id",
+        list(unlogged)).fetchall())
+    changes = {row[0]: max(top_change, most_changes) + n for n, row in enumerate(rows, 1)}
+    size = run_log.size()
+    try:
+        with store.transaction():
+            for old, new in runs.items():
+                scope = _renumbered_scope(_load(unlogged[old]), runs, changes)
+                db.execute("UPDATE runs SET id=?, scope=? WHERE id=?",
+                           (new, json_column(scope), old))
+            for number, run, undoes, group in rows:
+                db.execute("UPDATE changes SET id=?, run=?, undoes=?, grp=? WHERE id=?",
+                           (changes[number], runs[run],
+                            changes.get(undoes, undoes) if undoes is not None else None,
+                            changes.get(group, group) if group is not None else None, number))
+            lines = []
+            for row in db.execute(select_runs("id >= ? ORDER BY id"), (min(runs.values()),)):
+                lines.append(run_record(row))
+                if row[3] is not None or row[4] != "running":  # as export writes them
+                    lines.append(finish_record(row))
+            if changes:  # a dry run's previews are not written (as export)
+                lines += [change_record(row) for row in db.execute(select_changes(
+                    "id >= ? AND state <> 'preview' ORDER BY id"), (min(changes.values()),))]
+            run_log.append(lines)
+    except BaseException:
+        run_log.cut(size)
+        raise
+    run_log.sync()
+    log.warning("Kept %d runs of the passes this database holds and %s lacks (recorded by a "
+                "memoryd from before that file, after a downgrade), renumbered after the "
+                "file's: %s.", len(runs), run_log.path,
+                ", ".join(f"r{old} is r{new}" for old, new in runs.items()))
+    return len(runs)
+
+
+def _renumbered_scope(scope: Any, runs: dict[int, int], changes: dict[int, int]) -> Any:
+    """An undo's scope (``undoes``: the run or change it took back, ``with``: the changes of
+    its group) naming the renumbered runs and changes."""
+    if not isinstance(scope, dict):
+        return scope
+
+    def named(target: Any) -> Any:
+        if isinstance(target, str) and target[:1] in ("r", "c") and target[1:].isdigit():
+            number = int(target[1:])
+            new = (runs if target[0] == "r" else changes).get(number, number)
+            return f"{target[0]}{new}"
+        return target
+
+    renamed = dict(scope)
+    if "undoes" in renamed:
+        renamed["undoes"] = named(renamed["undoes"])
+    if isinstance(renamed.get("with"), list):
+        renamed["with"] = [named(target) for target in renamed["with"]]
+    return renamed
 
 
 class LineFile(Protocol):

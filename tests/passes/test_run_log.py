@@ -251,3 +251,86 @@ def test_the_outcomes_file_keeps_a_whole_last_line_without_its_newline(
     outcomes.path.write_bytes(data[:-1])
     assert [record["session"] for _, record in outcomes.read()] == ["s1", "s2"]
     assert outcomes.path.read_bytes() == data
+
+
+DOWNGRADED = ("Run the linter before each commit.", "Always run the linter before each commit.")
+
+
+def downgraded_and_back(memoryd_home: Path, embedder: Any) -> tuple[str, list[str], list[str]]:
+    """A memoryd with the run log merges two lessons (r1), then is downgraded to one from
+    before the file (2026-11-28): its `memoryd reindex` rebuilds the index without the file,
+    and it merges two other lessons, which it numbers r1 too; upgraded again, its index holds
+    no offset into the file. Returns the first run and both merges' entries."""
+    import apsw
+
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as c:
+            first = two_lessons(c)
+            merged = c.pass_run("consolidate")
+            assert merged["counts"]["merged"] == 1
+    finally:
+        running.stop()
+    kept = memoryd_home / "passes.jsonl.kept"
+    (memoryd_home / "passes.jsonl").rename(kept)  # the older memoryd knows no such file
+    assert run_memoryd("reindex", "--no-vectors").returncode == 0
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as c:
+            second = [c.remember("coder", "lint", text, kind="lesson", session=f"t{n}",
+                                 confidence=0.8, force=True)["entry"]["id"]
+                      for n, text in enumerate(DOWNGRADED)]
+            again = c.pass_run("consolidate")
+            assert again["run"] == merged["run"] and again["counts"]["merged"] == 1
+    finally:
+        running.stop()
+    kept.replace(memoryd_home / "passes.jsonl")  # what the older memoryd left: the file as it was
+    db = apsw.Connection(str(memoryd_home / "memoryd.db"))
+    with db:  # an index of the older memoryd's has never read the file
+        db.execute("DELETE FROM meta WHERE key='pass_log'")
+    db.close()
+    return merged["run"], first, second
+
+
+def both_merges_kept(c: Client, first_run: str, first: list[str], second: list[str]) -> None:
+    runs = {run["run"]: run for run in c.pass_runs("consolidate")["runs"]}
+    assert len(runs) == 2, runs
+    [renumbered] = set(runs) - {first_run}
+    assert {ch["target"] for ch in c.pass_show(first_run)["changes"]} & set(first)
+    assert {ch["target"] for ch in c.pass_show(renumbered)["changes"]} & set(second)
+    undone = run_cli("undo", renumbered)  # the older memoryd's merge can still be undone
+    assert undone.returncode == 0, undone.stderr
+    assert statuses(c, second) == ["active", "active"]
+    assert "superseded" in statuses(c, first)
+
+
+def test_a_run_of_an_older_memoryd_after_a_downgrade_is_kept_at_the_next_start(
+        memoryd_home: Path, embedder: Any, caplog: Any) -> None:
+    """The file's r1 was applied over the index's r1 by id: the older memoryd's merge was
+    gone from `memory pass runs` and could never be undone."""
+    first_run, first, second = downgraded_and_back(memoryd_home, embedder)
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as c:
+            both_merges_kept(c, first_run, first, second)
+    finally:
+        running.stop()
+    assert any("renumbered after the file's: r1 is r" in r.getMessage() for r in caplog.records)
+    running = rebuilt_from_files(memoryd_home, embedder)  # in the file now: a rebuild keeps it
+    try:
+        with Client(running.socket) as c:
+            assert len(c.pass_runs("consolidate")["runs"]) == 2
+    finally:
+        running.stop()
+
+
+def test_a_run_of_an_older_memoryd_after_a_downgrade_is_kept_by_a_reindex(
+        memoryd_home: Path, embedder: Any) -> None:
+    first_run, first, second = downgraded_and_back(memoryd_home, embedder)
+    assert run_memoryd("reindex", "--no-vectors").returncode == 0
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as c:
+            both_merges_kept(c, first_run, first, second)
+    finally:
+        running.stop()
