@@ -3,8 +3,9 @@
 ``memoryd.db.bak``), so a reindex that is killed leaves the old index and its backup as they
 were. Transcript entries the old database holds and the archives do not yet are archived first
 (their transcripts may be gone), and so are the memory tools' versions, the passes' runs and the
-outcomes of a database made before each had a file of its own (and the injection log and the
-extraction marks, of a database made before the outcomes file held them); then the archives
+outcomes of a database made before each had a file of its own (and the injection log, the
+extraction marks and the sessions hooks reported, of a database made before the outcomes file
+held them); then the archives
 are restored (the transcripts', and the sessions of their turns whose transcripts are gone
 registered again; then the memory tools' history: memoryd.store.file_history), the run log
 replayed (the ledgers' records of a pass's changes name them), then the ledgers (their status
@@ -43,10 +44,13 @@ from memoryd.store.usage_log import FILE_NAME as USAGE_FILE
 from memoryd.store.usage_log import KEY as USAGE_KEY
 from memoryd.store.usage_log import (
     LOG_KEY,
+    SESSIONS_KEY,
     UsageLog,
     export_log,
+    export_sessions,
     has_log,
     has_outcomes,
+    has_reported,
     replay_usage_log,
 )
 from memoryd.store.usage_log import export as export_outcomes
@@ -82,6 +86,7 @@ def reindex(config: Config, *, embed: bool = True,
         usage_log = UsageLog(config.state_dir / USAGE_FILE)
         outcomes_old(config, usage_log)
         log_old(config, usage_log)
+        sessions_old(config, usage_log)
         new = building(config.db_path)
         discard(new)  # what a killed reindex left
         store = Store(new)
@@ -195,6 +200,14 @@ def log_old(config: Config, usage_log: UsageLog) -> None:
     _export_old(config, "the injection log", 0,
                 lambda old: old.meta(LOG_KEY) is None and has_log(old),
                 lambda old: export_log(old, usage_log, holds_all=False))
+
+
+def sessions_old(config: Config, usage_log: UsageLog) -> None:
+    """Write the sessions a hook reported to the database about to be set aside to the
+    outcomes file, if that database was made before the file held every one."""
+    _export_old(config, "the sessions hooks reported", 0,
+                lambda old: old.meta(SESSIONS_KEY) is None and has_reported(old),
+                lambda old: export_sessions(old, usage_log, holds_all=False))
 
 
 def _export_old(config: Config, what: str, file_size: int, wanted: Callable[[Store], bool],

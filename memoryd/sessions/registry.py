@@ -31,9 +31,8 @@ class Registry:
     def register(self, session: str, harness: str, agent: str, cwd: str | None,
                  transcript_path: str | None, ts: float) -> None:
         project = project_of(cwd) if cwd else None
-        with self.store.transaction():
-            self.store.sessions.register(session, harness, agent, cwd, project, transcript_path,
-                                         ts)
+        Usage(self.store).register_session(session, harness, agent, cwd, project,
+                                           transcript_path, ts)
 
     def touch(self, session: str, ts: float, last_message: str | None = None,
               closed: bool = False) -> None:

@@ -59,6 +59,11 @@ class Injection:
 
 
 _SELECT = f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions"
+#: A session a hook reported (it named its transcript, ended, answered, or was given a memory
+#: block), not one only a transcript told of: what stays when its transcript's source goes.
+HOOK_REPORTED = ("(transcript_path IS NOT NULL OR closed IS NOT NULL OR last_message IS NOT "
+                 "NULL OR EXISTS (SELECT 1 FROM injections WHERE injections.session = "
+                 "sessions.id))")
 
 
 def _where(agent: str | None, project: str | None) -> tuple[str, list[str]]:
@@ -82,8 +87,11 @@ class Sessions:
     # -- sessions -----------------------------------------------------------------------
 
     def register(self, session: str, harness: str, agent: str, cwd: str | None,
-                 project: str | None, transcript_path: str | None, ts: float) -> None:
-        """A session a hook reports starting (again: it reopens)."""
+                 project: str | None, transcript_path: str | None, ts: float) -> bool:
+        """A session a hook reports starting (again: it reopens); returns whether it is new
+        to the index."""
+        new = self._db.execute("SELECT 1 FROM sessions WHERE id=?", (session,)).fetchone() \
+            is None
         self._db.execute(
             "INSERT INTO sessions(id, harness, agent, cwd, project, started, last_seen, "
             "transcript_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
@@ -91,6 +99,7 @@ class Sessions:
             "last_seen=max(coalesce(last_seen, 0), excluded.last_seen), closed=NULL, "
             "transcript_path=coalesce(excluded.transcript_path, transcript_path)",
             (session, harness, agent, cwd, project, ts, ts, transcript_path))
+        return new
 
     def touch(self, session: str, ts: float, last_message: str | None, closed: bool) -> None:
         """A session seen at ``ts``, with its last answer, or ended (``closed``)."""
@@ -133,10 +142,8 @@ class Sessions:
         where = "coalesce(source, transcript_path) IN (SELECT value FROM json_each(?))"
         listed = json.dumps(paths)
         gone = self._db.execute(
-            f"DELETE FROM sessions WHERE {where} AND transcript_path IS NULL "
-            "AND closed IS NULL AND last_message IS NULL "
-            "AND NOT EXISTS (SELECT 1 FROM injections WHERE injections.session = sessions.id) "
-            "RETURNING id", (listed,)).fetchall()
+            f"DELETE FROM sessions WHERE {where} AND NOT {HOOK_REPORTED} RETURNING id",
+            (listed,)).fetchall()
         self._db.execute(f"UPDATE sessions SET user_messages=0, source=NULL WHERE {where}",
                          (listed,))
         return len(gone)

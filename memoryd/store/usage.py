@@ -174,6 +174,16 @@ class Usage:
             self.store.sessions.log_injection(ts, session, agent, event, chars, budget, items)
             self._line(log_record(ts, session, agent, event, chars, budget, items))
 
+    def register_session(self, session: str, harness: str, agent: str, cwd: str | None,
+                         project: str | None, transcript_path: str | None, ts: float) -> None:
+        """A session a hook reports starting: in the index, and when it is new to it in the
+        file too, so that a rebuilt index still lists it (its transcript may never be read).
+        In the caller's :meth:`recording`, or one of its own."""
+        with self.recording():
+            if self.store.sessions.register(session, harness, agent, cwd, project,
+                                            transcript_path, ts):
+                self._line(session_record(self.store, session))
+
     def mark_extracted(self, session: str, ts: float) -> None:
         """Extraction read ``session`` at ``ts``: in the index and in the file (fsynced: a
         session extracted is not extracted again after a rebuild, nor after a power loss)."""

@@ -22,13 +22,16 @@ run log (memoryd.store.run_log), and read back the same way::
 tool call, an MCP read); ``outcome`` a verdict that changed
 (memoryd.store.usage.Usage.save_outcomes); ``session`` what the index must know of a session
 to judge it, to act on its outcomes and not to extract it twice (its agent, its project, when
-it was judged, when extraction last read it), written with its first injection, whenever it is
-judged and whenever it is extracted; ``row`` a row as a database from before this file held it
+it was judged, when extraction last read it), written when a hook first reports it (a rebuilt
+index lists it, though its transcript may never be read), with its first injection, whenever
+it is judged and whenever it is extracted; ``row`` a row as a database from before this file held it
 (written once, at its first start, or by the reindex that sets it aside); ``log`` a line of the
 injection log (``memory explain``: every block given, each item with its section, id, evidence
 and text as injected, at most 160 characters), written with it. A database from before the
 file held ``log`` lines and extraction marks writes its own once (meta ``usage_log:log``
-absent: :func:`export_log`). ``seal`` is written by ``memory purge`` for a session whose
+absent: :func:`export_log`), and one from before the file held every session a hook
+reported writes those once (meta ``usage_log:sessions`` absent: :func:`export_sessions`).
+``seal`` is written by ``memory purge`` for a session whose
 transcript held the purged text: what the session did before ``ts`` is not read again when
 it is judged (memoryd.sessions.usage), so no outcome quotes the text again (meta
 ``usage:sealed:<session>``).
@@ -52,6 +55,7 @@ from typing import Any, cast
 from memoryd.store.database import Store
 from memoryd.store.purge_files import Rewrite, ledger_rewrite
 from memoryd.store.run_log import RunLog, replay_lines
+from memoryd.store.sessions import HOOK_REPORTED
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +64,8 @@ FILE_NAME = "outcomes.jsonl"
 KEY = "usage_log"
 #: Meta key set once the file holds the database's injection log and extraction marks.
 LOG_KEY = "usage_log:log"
+#: Meta key set once the file holds the sessions a hook reported to the database.
+SESSIONS_KEY = "usage_log:sessions"
 #: When memoryd first recorded an injection (meta; memoryd.store.usage reads it).
 SINCE_KEY = "usage:since"
 #: Meta key prefix of a session sealed by a purge (``seal`` lines): when.
@@ -213,9 +219,11 @@ def session_record(store: Store, session: str) -> dict[str, Any] | None:
 def replay_usage_log(store: Store, usage_log: UsageLog) -> int:
     """Apply the lines the database does not hold yet (at start: those of a transaction the
     daemon was killed in before it committed; in a rebuild: all). Returns how many. A
-    database from before the file existed writes its outcomes to it instead, once, and one
-    from before it held the injection log and the extraction marks writes those, once."""
+    database from before the file existed writes its outcomes to it instead, once, one from
+    before it held the injection log and the extraction marks writes those, once, and one
+    from before it held every session a hook reported writes those, once."""
     older = store.meta(LOG_KEY) is None and has_log(store)  # asked before a rebuild fills it
+    unlisted = store.meta(SESSIONS_KEY) is None and has_reported(store)
     if store.meta(KEY) is None and usage_log.size() == 0 and has_outcomes(store):
         applied = export(store, usage_log)
     else:
@@ -225,6 +233,11 @@ def replay_usage_log(store: Store, usage_log: UsageLog) -> int:
     elif store.meta(LOG_KEY) is None:
         with store.transaction():
             store.set_meta(LOG_KEY, "1")
+    if unlisted:
+        export_sessions(store, usage_log, holds_all=True)
+    elif store.meta(SESSIONS_KEY) is None:
+        with store.transaction():
+            store.set_meta(SESSIONS_KEY, "1")
     return applied
 
 
@@ -237,6 +250,12 @@ def has_log(store: Store) -> bool:
     return store._db.execute(
         "SELECT 1 WHERE EXISTS (SELECT 1 FROM injections) "
         "OR EXISTS (SELECT 1 FROM sessions WHERE extracted IS NOT NULL)").fetchone() is not None
+
+
+def has_reported(store: Store) -> bool:
+    """Whether the database holds a session a hook reported (memoryd.store.sessions)."""
+    return store._db.execute(
+        f"SELECT 1 FROM sessions WHERE {HOOK_REPORTED} LIMIT 1").fetchone() is not None
 
 
 def apply_record(store: Store, record: dict[str, Any]) -> int:
@@ -393,3 +412,23 @@ def export_log(store: Store, usage_log: UsageLog, *, holds_all: bool) -> int:
     log.info("Wrote the injection log and the extraction marks of this database to %s "
              "(%d lines): a rebuilt index keeps them.", usage_log.path, written)
     return written
+
+
+def export_sessions(store: Store, usage_log: UsageLog, *, holds_all: bool) -> int:
+    """Write the sessions a hook reported to a database to the file, once: the database was
+    made before the file held every one (a session memoryd gave nothing to and never
+    extracted was in the database alone, and left `memory sessions` with it). ``holds_all``
+    as :func:`export_log`. Returns how many lines were written."""
+    reported = [cast(str, s) for (s,) in store._db.execute(
+        f"SELECT id FROM sessions WHERE {HOOK_REPORTED} ORDER BY id")]
+    records = [r for r in (session_record(store, s) for s in reported) if r]
+    for start in range(0, len(records), EXPORT_BATCH):
+        usage_log.append(records[start:start + EXPORT_BATCH])
+    usage_log.sync()
+    with store.transaction():
+        if holds_all:
+            store.set_meta(KEY, str(usage_log.size()))
+        store.set_meta(SESSIONS_KEY, "1")
+    log.info("Wrote the sessions hooks reported to this database to %s (%d lines): a rebuilt "
+             "index lists them.", usage_log.path, len(records))
+    return len(records)

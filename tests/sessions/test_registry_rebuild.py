@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from memoryd_client import Client
 
 from tests.conftest import reindexed, run_cli, run_memoryd, start_daemon, wait_until
@@ -235,3 +236,75 @@ def test_explain_says_when_a_sessions_log_was_lost_with_an_older_index(
         assert f"    {ids[FORCE]}: no occasion\n" in shown.stdout
     finally:
         running.stop()
+
+
+@pytest.mark.parametrize("older", [False, True], ids=["today", "older index"])
+def test_a_session_only_a_hook_told_of_is_listed_after_a_rebuild(
+        memoryd_home: Path, embedder, tmp_path: Path, older: bool) -> None:
+    """A session whose transcript memoryd never read (no memory given, none extracted) left
+    `memory sessions` with the index: the hook's report of it was in the database alone.
+    ``older``: the index and the outcomes file as a memoryd that kept it so left them; the
+    reindex writes it to the file from the index it sets aside."""
+    import subprocess
+    import sys
+
+    import apsw
+
+    payload = {"session_id": "hooked-only-1", "transcript_path": str(tmp_path / "gone.jsonl"),
+               "cwd": str(tmp_path), "hook_event_name": "SessionStart", "source": "startup"}
+    running = start_daemon(embedder)
+    try:
+        started = subprocess.run([sys.executable, "-m", "memoryd_client", "hook", "claude-code",
+                                  "SessionStart"], input=json.dumps(payload), text=True,
+                                 capture_output=True, timeout=30)
+        assert started.returncode == 0 and not started.stderr, started.stderr
+        before = listed("hooked-only-1")
+    finally:
+        running.stop()
+    if older:
+        outcomes = memoryd_home / "outcomes.jsonl"
+        outcomes.write_bytes(b"".join(line for line in outcomes.read_bytes().splitlines(True)
+                                      if json.loads(line)["op"] != "session"))
+        db = apsw.Connection(str(memoryd_home / "memoryd.db"))
+        with db:
+            db.execute("DELETE FROM meta WHERE key='usage_log:sessions'")
+        db.close()
+    running = reindexed(embedder)
+    try:
+        after = listed("hooked-only-1")
+        assert (after["cwd"], after["harness"], after["started"]) == \
+            (str(tmp_path), "claude-code", before["started"])
+    finally:
+        running.stop()
+
+
+def test_an_index_from_before_the_file_held_its_sessions_writes_them_there_once(
+        tmp_path: Path) -> None:
+    """A database of a memoryd that kept the sessions hooks reported in it alone (those it
+    gave nothing to and never extracted): its first start writes them to the outcomes file,
+    so a rebuilt index lists them; one only a transcript told of is not written (read again,
+    the transcript tells it)."""
+    from memoryd.store.database import Store
+    from memoryd.store.usage_log import SESSIONS_KEY, UsageLog, replay_usage_log
+
+    old = Store(tmp_path / "memoryd.db")
+    now = time.time()
+    old.sessions.register("hooked", "claude-code", "claude-code", "/src/shop", "/src/shop",
+                          "/gone/hooked.jsonl", now - 60)
+    old.sessions.read_from_transcript(
+        {"id": "read", "harness": "codex", "cwd": "/src/shop", "started": now - 30,
+         "last_seen": now, "user_messages": 2}, "codex", "/src/shop", "codex")
+    old._db.execute("DELETE FROM meta WHERE key=?", (SESSIONS_KEY,))
+    file = UsageLog.beside(old)
+    replay_usage_log(old, file)  # its first start
+    size = file.size()
+    replay_usage_log(old, file)  # and the next
+    assert size and file.size() == size and old.meta(SESSIONS_KEY) == "1"
+    old.close()
+
+    rebuilt = Store(tmp_path / "memoryd.db.new")
+    replay_usage_log(rebuilt, UsageLog.beside(rebuilt))
+    hooked = rebuilt.sessions.get("hooked")
+    assert hooked is not None and hooked.cwd == "/src/shop" and hooked.started == now - 60
+    assert rebuilt.sessions.get("read") is None
+    rebuilt.close()
