@@ -158,11 +158,11 @@ class Health:
 
     # -- cheap checks (status and doctor) --------------------------------------------
 
-    def code(self) -> dict[str, Any]:
+    def code(self, look: bool = False) -> dict[str, Any]:
         """Whether the code on disk is what this daemon runs: an upgrade since it started
-        changed the `memory` command and the hooks at once, not the daemon (a few hundred
-        stats: off the event loop)."""
-        changed = self.installed.changed()
+        changed the `memory` command and the hooks at once, not the daemon (a look at most
+        every memoryd.server.installed.LOOK_EVERY_S; ``look``: now, for doctor)."""
+        changed = self.installed.changed(look)
         if changed is None:
             return check("code", OK, f"memoryd runs the code installed (wire revision "
                          f"{REVISION})")
@@ -525,7 +525,7 @@ class Health:
         (only those that are not ok), the embedding rate and estimate, the paths."""
         backlog = await self.parts.db(self.backlog_counts)
         files = await self.file_problems()
-        checks = [await asyncio.to_thread(self.code), self.model(), self.writes(),
+        checks = [self.code(), self.model(), self.writes(),
                   self.ledger_at_start(), self.sources(),
                   self.skipped(files), await self.unwritten(), await self.interrupted(),
                   self.disk(), self.backlog(backlog), await self.config(fresh=False),
@@ -673,7 +673,7 @@ class Health:
         waiting = await self.parts.db(self.backlog_counts)
         files = await self.file_problems()
         checks = [
-            await asyncio.to_thread(self.code),
+            self.code(look=True),
             self.model(),
             self.telemetry(),
             *whole,

@@ -13,6 +13,7 @@ left out: the daemon writes them itself as it imports.
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,12 +53,19 @@ def newest_change(roots: tuple[Path, ...]) -> Change | None:
     return newest
 
 
+#: Seconds between two looks at the files: `memory status` may be asked every few
+#: milliseconds (`--watch`, a script), and a look is a few hundred stats (~6 ms on a busy
+#: machine); an upgrade is said this much later at most.
+LOOK_EVERY_S = 10.0
+
+
 class InstalledCode:
     """The daemon's packages on disk, against what they were when it started."""
 
     def __init__(self, roots: tuple[Path, ...]) -> None:
         self.roots = roots
         self.at_start = newest_change(roots)
+        self.looked = time.monotonic()
         self.found: Change | None = None  # once changed, changed: the daemon runs the old code
 
     @classmethod
@@ -65,10 +73,11 @@ class InstalledCode:
         """The packages this process imported its code from."""
         return cls((Path(__file__).parent.parent, Path(memoryd_client.__file__).parent))
 
-    def changed(self) -> Change | None:
-        """The newest change of a file since the daemon started, or None (a few hundred
-        stats: run it off the event loop)."""
-        if self.found is None:
+    def changed(self, look: bool = False) -> Change | None:
+        """The newest change of a file since the daemon started, or None: as of the last
+        look, at most :data:`LOOK_EVERY_S` ago, or as of now with ``look``."""
+        if self.found is None and (look or time.monotonic() - self.looked >= LOOK_EVERY_S):
+            self.looked = time.monotonic()
             now = newest_change(self.roots)
             start = self.at_start.at if self.at_start is not None else 0.0
             if now is not None and now.at > start:
