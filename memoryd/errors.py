@@ -3,7 +3,9 @@
     MemorydError (memoryd_client.errors; each has a wire code)
     ├── UnavailableError
     │   └── WriteRefusedError a write the disk refused (full, a file-size limit, read-only):
-    │                         "not stored: …" (wire code "unavailable"; counted for status)
+    │       │                 "not stored: …" (wire code "unavailable"; counted for status)
+    │       └── PartlyStoredError  a remember_many refused after its first slices were
+    │                         stored: "604 of 1000 stored; …", their results in ``data``
     ├── StartupError          daemon exit 3
     │   ├── ConfigError       bad configuration (also the client's ConfigError: one wire code;
     │   │                     the daemon exits 3 at start, a client shown it exits 2)
@@ -13,6 +15,8 @@
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from memoryd_client import errors as wire_errors
 from memoryd_client.errors import (  # noqa: F401  (re-exported for the daemon's modules)
@@ -53,7 +57,29 @@ class EmbedderError(MemorydError):
 class WriteRefusedError(UnavailableError):
     """A write that was itself fine, refused by the disk (full, a file-size limit, read-only,
     failing): nothing of the request was kept. On the wire it is ``unavailable``; the daemon
-    counts these for `memory status` (memoryd.server.refused)."""
+    counts these for `memory status` (memoryd.server.refused). ``why``: what the disk refused,
+    without the words about the request ("cannot write the ledger of 'a' (No space left on
+    device)")."""
+
+    def __init__(self, message: str, why: str | None = None) -> None:
+        super().__init__(message)
+        self.why = why or message
+
+
+class PartlyStoredError(WriteRefusedError):
+    """A bulk write (remember_many) stored in slices, each committed on its own, refused by
+    the disk after some were: those stay stored (the ledger holds them, a restart keeps them)
+    and the request's answer says so. ``written``: what each entry stored did, in order (the
+    server puts their results in the error's ``data``); ``total``: the entries asked for."""
+
+    def __init__(self, refused: WriteRefusedError, written: list[Any], total: int) -> None:
+        stored = len(written)
+        super().__init__(
+            f"{stored} of {total} entries stored; the other {total - stored} not: "
+            f"{refused.why}; the {stored} stored are kept (their results are in the error's "
+            "data: retrying the whole request stores none twice)", refused.why)
+        self.written = written
+        self.total = total
 
 
 def stopping_error() -> UnavailableError:

@@ -21,6 +21,7 @@ from memoryd.embedding.derived import BulkWrites
 from memoryd.embedding.threads import PIPELINE_SLICE, EmbedThreads, abandon
 from memoryd.embedding.vectors import VectorWork
 from memoryd.embedding.words import WordWork
+from memoryd.errors import PartlyStoredError, WriteRefusedError
 from memoryd.progress import report
 from memoryd.redact import redact
 from memoryd.store.entries import Entries, Vectors
@@ -80,34 +81,42 @@ class Writes:
 
     async def _remember(self, drafts: list[Draft], vectors: list[Vectors | None], *,
                         bulk: bool, alone: dict[str, np.ndarray] | None = None,
-                        parts_of: str | None = None) -> list[Remembered]:
+                        parts_of: str | None = None,
+                        replies: list[Remembered] | None = None) -> list[Remembered]:
         """Store drafts on the database thread in slices of REMEMBER_SLICE_S, so that a
         search waits for one slice at most; the texts a near-duplicate decision needs
         embedded alone (``alone``: those known already) are embedded between two slices (a
         bulk write's on the pair thread, a single write's on the interactive one). A single
         write's vectors are indexed once it is answered (``VectorWork.index_later``, with
-        ``parts_of``: the text whose sentences are still to be embedded)."""
-        replies: list[Remembered] = []
+        ``parts_of``: the text whose sentences are still to be embedded). Each slice is
+        committed on its own: its results are added to ``replies`` (if given) as it is, so
+        that a caller whose later slice fails knows what is stored."""
+        start = 0 if replies is None else len(replies)
+        replies = [] if replies is None else replies
         alone = {} if alone is None else alone
         db, thread = ((self.bulk_db, self.threads.pair_thread) if bulk
                       else (self.db, self.threads.query_thread))
         later = functools.partial(self.entries.remember_many, index_later=not bulk)
-        while len(replies) < len(drafts):
-            done = await db(later, drafts[len(replies):], vectors[len(replies):], alone,
-                            REMEMBER_SLICE_S)
+        while len(replies) - start < len(drafts):
+            done = await db(later, drafts[len(replies) - start:], vectors[len(replies) - start:],
+                            alone, REMEMBER_SLICE_S)
             replies += done.written
             if done.unindexed:
                 self.vectors.index_later(done.unindexed, parts_of)
             if done.wanted:
                 alone.update(zip(done.wanted, await self.threads.alone(done.wanted, thread)))
-        return replies
+        return replies[start:]
 
     async def remember_many(self, requests: list[RememberRequest]) -> list[Remembered]:
         """Embedded in slices of PIPELINE_SLICE: the database stores one slice (in calls of
         REMEMBER_SLICE_S, one transaction and one fsync per ledger each) while the next is
         embedded. A slice is big because the embedder batches a bigger pool better (slices of
         64: ingest at 0.84 of the bare embedder's rate, 256: 0.95); a client keeps the
-        embedder busy with two connections."""
+        embedder busy with two connections.
+
+        Each slice is committed on its own (a request of 1,000 is not one transaction): the
+        disk refusing a later slice leaves the earlier ones stored, and the answer is a
+        :class:`PartlyStoredError` that says how many and holds their results."""
         report(phase="embedding and storing entries", done=0, total=len(requests))
         requests = [redacted(r) for r in requests]
         texts = [index_text(r.text, r.key) for r in requests]  # what is embedded
@@ -131,9 +140,13 @@ class Writes:
                     vectors = await upcoming
                     if number + 1 < len(slices):
                         upcoming = embedding(slices[number + 1])
-                    results += await self._remember([drafts[i] for i in part], vectors,
-                                                    bulk=True)
+                    await self._remember([drafts[i] for i in part], vectors, bulk=True,
+                                         replies=results)
                     report(done=len(results))
+            except WriteRefusedError as exc:
+                if not results:
+                    raise  # nothing of it was kept: the refusal says so
+                raise PartlyStoredError(exc, results, len(requests)) from exc
             finally:
                 abandon(upcoming)
                 self.words.wanted.set()

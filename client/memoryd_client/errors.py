@@ -13,24 +13,34 @@
     └── DaemonUnreachableError   code "unreachable"      CLI exit 3 (client side only)
 
 The daemon raises these inside its code; the server turns them into an error frame
-``{code, message}``; the client turns the frame back into the same class.
+``{code, message}`` (with ``data`` when the error carries what was done before it: a
+remember_many whose later entries a full disk refused lists the results of those it stored);
+the client turns the frame back into the same class.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class MemorydError(Exception):
-    """Base class; ``code`` travels on the wire, ``exit_code`` is the CLI's."""
+    """Base class; ``code`` travels on the wire, ``exit_code`` is the CLI's; ``data`` (on the
+    wire too, when set): what the request did before it failed (``{"results": [...]}`` of a
+    remember_many stored in part)."""
 
     code = "error"
     exit_code = 1
+    data: dict[str, Any] | None = None
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
 
-    def to_wire(self) -> dict[str, str]:
-        return {"code": self.code, "message": self.message}
+    def to_wire(self) -> dict[str, Any]:
+        wire: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            wire["data"] = self.data
+        return wire
 
 
 class FrameTooLargeError(MemorydError):
@@ -60,7 +70,7 @@ class BadParamsError(MemorydError):
         self.param = param
         self.detail = detail
 
-    def to_wire(self) -> dict[str, str]:
+    def to_wire(self) -> dict[str, Any]:
         wire = super().to_wire()
         wire.update((name, value) for name, value in (
             ("method", self.method), ("param", self.param), ("detail", self.detail)) if value)
@@ -129,7 +139,11 @@ def error_from_wire(error: object) -> MemorydError:
         method, param, detail = (value if isinstance(value := error.get(name), str) else None
                                  for name in ("method", "param", "detail"))
         return BadParamsError(message, method, param, detail)
-    return cls(message)
+    raised = cls(message)
+    data = error.get("data")
+    if isinstance(data, dict):
+        raised.data = data
+    return raised
 
 
 class UsageError(Exception):

@@ -179,7 +179,9 @@ class DaemonMethods(abc.ABC):
         "duplicate": "exact" | "near" | "inactive"}; ``get`` shows an entry whole.
         Entries of several agents go over each agent's connection, all at once (results in
         order); when one agent's entries are refused, the error is raised and the other
-        agents' entries may be stored."""
+        agents' entries may be stored. A request the disk refused after its first slices
+        were stored raises UnavailableError ("604 of 1000 entries stored; …") with their
+        results in its ``data["results"]``."""
         if self.agent is None and isinstance(entries, list):
             groups = agent_groups(entries)
             if len(groups) > 1:

@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from memoryd.errors import PartlyStoredError
 from memoryd.passes import corrections
 from memoryd.passes.runner import PassRunner
 from memoryd.redact import redacted_kinds
@@ -55,8 +56,15 @@ class MemoryMethods:
     async def m_remember_many(self, params: Params) -> dict[str, Any]:
         """Each entry's result by ids (:func:`remember_many_result`): a reply that stays
         small however long the entries, so that a stored batch is never answered with an
-        error for its reply's size."""
-        written = await self.parts.writes.remember_many(remember_many_requests(params))
+        error for its reply's size. A batch the disk refused after its first slices were
+        stored is answered with the refusal, those slices' results in its ``data``."""
+        try:
+            written = await self.parts.writes.remember_many(remember_many_requests(params))
+        except PartlyStoredError as exc:
+            # what they corrected is not recorded as a run: the disk refuses writes
+            exc.data = {"results": [remember_many_result(w) for w in exc.written],
+                        "total": exc.total}
+            raise
         return {"results": await self._replies(written, remember_many_result)}
 
     async def _replies(self, written: list[Remembered],

@@ -45,8 +45,8 @@ def refusal(exc: BaseException, system_errno: int = 0) -> str:
 def not_stored(what: str, exc: BaseException, system_errno: int = 0) -> WriteRefusedError:
     """The answer to a write the disk refused while memoryd wrote ``what`` ("cannot write
     the ledger of 'a'"), once everything of it was taken back."""
-    return WriteRefusedError(f"not stored: {what} ({refusal(exc, system_errno)}); nothing of "
-                             "this request was kept")
+    why = f"{what} ({refusal(exc, system_errno)})"
+    return WriteRefusedError(f"not stored: {why}; nothing of this request was kept", why)
 
 
 def write_all(fd: int, data: bytes) -> None:

@@ -291,6 +291,43 @@ def test_writes_answered_as_failed_are_not_resurrected(memoryd_home: Path) -> No
     assert sorted(texts) == sorted(acknowledged)
 
 
+def test_a_bulk_write_refused_halfway_says_what_it_stored(memoryd_home: Path) -> None:
+    """remember_many commits its slices one by one: the disk refusing a later slice left the
+    earlier ones stored (in the ledger, after a restart too) while the answer said "nothing
+    of this request was kept". It says how many were stored, and their results (ids)."""
+    proc = spawn(memoryd_home)
+    with Client(memoryd_home / "memoryd.sock") as c:
+        c.remember("a", "notes", "a first note so that the database exists")
+    assert stop(proc) == 0
+    size = (memoryd_home / "memoryd.db").stat().st_size
+    proc = spawn(memoryd_home, fsize=size + 512 * 1024)
+    texts = [f"bulk note {i} about the file size limit: " + " ".join(
+        f"word{i}x{j}" for j in range(60)) for i in range(1000)]
+    try:
+        with Client(memoryd_home / "memoryd.sock", timeout_s=60) as c, \
+                pytest.raises(MemorydError) as refused:
+            c.remember_many([{"agent": "a", "category": "notes", "text": t} for t in texts])
+    finally:
+        assert stop(proc) == 0
+    error = refused.value
+    assert error.code == "unavailable", error.message
+    results = (getattr(error, "data", None) or {}).get("results", [])
+    assert 0 < len(results) < 1000, error.message  # some slices stored, not all
+    assert error.message.startswith(f"{len(results)} of 1000 entries stored; the other "
+                                    f"{1000 - len(results)} not: "), error.message
+    assert "file too large" in error.message and "nothing of this request" not in error.message
+    assert all(r["stored"] for r in results) and error.data["total"] == 1000
+    expected = ["a first note so that the database exists", *texts[:len(results)]]
+    assert sorted(stored_texts(memoryd_home, "a")) == sorted(expected)  # the files agree
+    import apsw
+    db = apsw.Connection(str(memoryd_home / "memoryd.db"))
+    try:
+        ids = {row[0] for row in db.execute("SELECT uid FROM entries WHERE agent='a'")}
+    finally:
+        db.close()
+    assert {r["id"] for r in results} <= ids
+
+
 def test_a_file_size_limit_is_named_and_status_says_writes_are_refused(
         memoryd_home: Path) -> None:
     """Under `ulimit -f` the index's commit fails with EFBIG, which SQLite calls "disk I/O
