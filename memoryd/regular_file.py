@@ -84,3 +84,27 @@ def is_regular(path: str | os.PathLike[str] | Path) -> bool:
         return stat.S_ISREG(os.stat(path).st_mode)
     except OSError:
         return False
+
+
+def why_unread(path: str) -> str | None:
+    """Why the file at ``path`` cannot be read although something is there, in words: a FIFO,
+    a device or a directory in its place, a symlink loop or one whose target is missing, a
+    directory on the way that cannot be entered. None: a regular file (through symlinks).
+    Raises ``FileNotFoundError`` (or ``NotADirectoryError``) when nothing is at the path: the
+    file is gone. A watched file that is there but unreadable keeps its entries (an
+    unreadable directory is no deletion: the user's text is still on the disk)."""
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        os.lstat(path)  # raises when nothing is there: gone
+        return f"a symlink to {os.readlink(path)}, which does not exist"
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "a symlink loop (too many levels of symbolic links)"
+        if exc.errno == errno.EACCES:
+            closed = next((str(d) for d in reversed(Path(path).parents)
+                           if os.path.isdir(d) and not os.access(d, os.X_OK)), None)
+            if closed is not None:
+                return f"unreadable: permission denied (its directory {closed} cannot be entered)"
+        return f"unreadable: {exc.strerror or exc}"
+    return None if stat.S_ISREG(mode) else f"not a regular file ({kind_of(mode)})"

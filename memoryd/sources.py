@@ -34,6 +34,7 @@ picked up.
 
 from __future__ import annotations
 
+import errno
 import functools
 import logging
 import os
@@ -48,6 +49,7 @@ from memoryd_client.wire import SOURCE_FORMATS, SOURCE_KINDS, TRANSCRIPT_FORMATS
 
 from memoryd.errors import ConfigError
 from memoryd.names import AGENT_NAME
+from memoryd.regular_file import why_unread
 from memoryd.text import utf8_name
 
 log = logging.getLogger(__name__)
@@ -151,17 +153,24 @@ class DirLink:
 LinkRule = Callable[[str, str], "str | None"]
 
 
+#: Told of what a scan cannot read: (the source, the path, why in words).
+Unread = Callable[[Source, str, str], None]
+
+
 def scan(sources: Sequence[Source], home: Path, links: list[DirLink] | None = None,
-         refuse: LinkRule | None = None) -> Iterator[tuple[Source, Path, str]]:
+         refuse: LinkRule | None = None,
+         unread: Unread | None = None) -> Iterator[tuple[Source, Path, str]]:
     """Yield ``(source, path, agent)`` for every regular file a source matches. The symlinked
     directories met below the roots are appended to ``links``, each followed unless it would
-    read a file twice or ``refuse`` gives a reason not to."""
+    read a file twice or ``refuse`` gives a reason not to. ``unread`` is told of each
+    directory a source looks into that cannot be listed, and of each path a source matches
+    that is no regular file (a FIFO, a device, a symlink loop)."""
     compiled = [(source, _compile(source, home)) for source in sources]
     following = _Following(compiled, links if links is not None else [], refuse)
     for top in _top_roots([c.root for _, c in compiled]):
         group = [(s, c) for s, c in compiled if within(c.root, top)]
         if os.path.isdir(top):
-            yield from _walk(top, group, following)
+            yield from _walk(top, group, following, unread)
 
 
 def watch_roots(sources: Sequence[Source], home: Path) -> list[tuple[Path, bool]]:
@@ -426,16 +435,13 @@ class _Following:
         return name + real[len(root):] if root != "/" else _join(name, real.lstrip("/"))
 
 
-def _walk(top: str, group: list[tuple[Source, _Compiled]],
-          following: _Following) -> Iterator[tuple[Source, Path, str]]:
+def _walk(top: str, group: list[tuple[Source, _Compiled]], following: _Following,
+          unread: Unread | None = None) -> Iterator[tuple[Source, Path, str]]:
     stack = [top]
     while stack:
         directory = stack.pop()
-        try:
-            with os.scandir(directory) as it:
-                entries = sorted(it, key=lambda entry: entry.name)
-        except OSError as exc:
-            log.debug("skipping unreadable directory %s: %s", directory, exc)
+        entries = _listed(directory, group, unread)
+        if entries is None:
             continue
         subdirs = []
         for entry in entries:
@@ -455,11 +461,50 @@ def _walk(top: str, group: list[tuple[Source, _Compiled]],
                             subdirs.append(path)
                     elif entry.is_file():
                         yield from _matches(path, group)
+                    else:
+                        _tell_unread(path, group, unread)
                 elif entry.is_file(follow_symlinks=False):
                     yield from _matches(path, group)
+                else:
+                    _tell_unread(path, group, unread)
             except OSError as exc:  # vanished or unreadable between listing and stat
                 log.debug("skipping %s: %s", path, exc)
+                _tell_unread(path, group, unread)
         stack.extend(reversed(subdirs))
+
+
+def _listed(directory: str, group: list[tuple[Source, _Compiled]],
+            unread: Unread | None) -> list[os.DirEntry[str]] | None:
+    """The entries of a directory, by name; None when it cannot be listed (``unread`` told
+    why, for each source that looks into it, unless it is gone)."""
+    try:
+        with os.scandir(directory) as it:
+            return sorted(it, key=lambda entry: entry.name)
+    except OSError as exc:
+        log.debug("skipping unreadable directory %s: %s", directory, exc)
+        if unread is not None and exc.errno != errno.ENOENT:
+            for source, compiled in group:
+                if compiled.may_contain(directory):
+                    unread(source, directory, f"directory not read ({exc.strerror or exc}): "
+                           "its files are not indexed; those indexed keep their entries")
+        return None
+
+
+def _tell_unread(path: str, group: list[tuple[Source, _Compiled]],
+                 unread: Unread | None) -> None:
+    """A path that is no regular file: ``unread`` is told why, if a source matches it."""
+    if unread is None:
+        return
+    matched = list(_matches(path, group))
+    if not matched:
+        return
+    try:
+        why = why_unread(path)
+    except OSError:  # gone since it was listed
+        return
+    if why is not None:
+        for source, _, _ in matched:
+            unread(source, path, f"not read: {why}")
 
 
 def _matches(path: str,

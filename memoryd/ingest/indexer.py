@@ -245,6 +245,16 @@ class Indexer:
                 self._follow_project(facts, self._entries_of(facts.path), time.time())
             self._save_file(facts, error=error, project=facts.project)
 
+    def keep_unread(self, path: str, error: str) -> bool | None:
+        """A watched file that is there but cannot be read (:func:`why_unread`): its entries
+        are kept, its row says why. Returns whether that is news (its row said otherwise);
+        None when the file was never indexed."""
+        with self.store.transaction():
+            try:
+                return self.store.files.unread(path, error) != error
+            except KeyError:
+                return None
+
     def renamed_from(self, facts: FileFacts) -> str | None:
         """The indexed path this file was renamed from: same inode, old path gone."""
         for old in self.store.files.with_inode(facts.device, facts.inode, facts.path):

@@ -14,7 +14,7 @@ from pathlib import Path
 from stat import S_ISLNK
 
 from memoryd.ingest import watch_plan
-from memoryd.sources import DirLink, Source, scan, within
+from memoryd.sources import DirLink, Source, Unread, scan, within
 
 
 @dataclass(frozen=True)
@@ -60,18 +60,18 @@ class ScanLinks:
 
 
 def scan_files(sources: list[Source], home: Path, memory_dir: str,
-               refuse: Callable[[str], None]
+               refuse: Callable[[str], None], unread: Unread | None = None
                ) -> tuple[dict[str, tuple[int, float, int]], ScanLinks]:
     """Every file of the sources: path → (size, mtime, inode), and the symlinks met. A
     symlinked file leading out of an agent's memory directory is not one (``refuse`` is told:
     the memory tools do not read it either), nor are the files of a symlinked directory that
-    leads out of it."""
+    leads out of it. ``unread`` is told of what the scan cannot read (memoryd.sources.scan)."""
     found = {}
     files: dict[str, list[str]] = {}
     dirs: list[DirLink] = []
     for _source, path, agent in scan(sources, home, dirs,
                                      lambda link, target: leaves_tools_dir(memory_dir, link,
-                                                                           target)):
+                                                                           target), unread):
         if leads_outside(memory_dir, path, agent):
             refuse(str(path))
             continue

@@ -43,6 +43,7 @@ from memoryd.ingest.source_stats import SourceStats, account
 from memoryd.ingest.transcript_files import TranscriptFiles
 from memoryd.progress import InitialIndexing
 from memoryd.project import project_of
+from memoryd.regular_file import why_unread
 from memoryd.sources import Source, relevant, watch_roots
 from memoryd.text import utf8_name
 
@@ -330,15 +331,12 @@ class Watcher:
                 return
 
     async def process(self, paths: list[str]) -> None:
-        existing: list[str] = []
-        gone: list[str] = []
-        for path in paths:
-            if not utf8_name(path):
-                self._refuse_name(path)
-            else:
-                (existing if os.path.isfile(path) else gone).append(path)
+        """Read the files, and apply what they hold; a file that is gone takes its entries
+        with it. One that is there but cannot be read (:func:`why_unread`: a directory on
+        its way made unreadable, a FIFO or a symlink loop in its place) keeps them and is
+        its source's problem: nothing the user wrote leaves the index for it."""
+        existing, gone, unmatched = await self._sort(paths)
         memory_results: list[MemoryFileRead] = []
-        unmatched: list[str] = []
         for path in existing:  # before the gone ones, so that a rename is seen as one
             matched = self.match(path)
             if matched is None:
@@ -397,6 +395,39 @@ class Watcher:
         keeping its id and history (memoryd.ingest.indexer)."""
         return [path for source, path in files
                 if path in indexed and indexed[path] != self.file_project(source, path)]
+
+    async def _sort(self, paths: list[str]) -> tuple[list[str], list[str], list[str]]:
+        """The files there to read, those gone, and those no source reads; a name that is
+        not UTF-8 and a file there that cannot be read are told of (and kept) here."""
+        existing: list[str] = []
+        gone: list[str] = []
+        unmatched: list[str] = []
+        for path in paths:
+            if not utf8_name(path):
+                self._refuse_name(path)
+                continue
+            try:
+                why = why_unread(path)
+            except OSError:
+                gone.append(path)
+                continue
+            if why is None:
+                existing.append(path)
+            elif (matched := self.match(path)) is None:
+                unmatched += self._not_read(path)
+            else:
+                await self._keep_unread(matched[0], path, why)
+        return existing, gone, unmatched
+
+    async def _keep_unread(self, source: Source, path: str, why: str) -> None:
+        """A file of ``source`` that is there but cannot be read: its entries stay, its row
+        and its source say why (in the log once, not at each rescan)."""
+        self._count_file(source.name, path)
+        message = f"not read: {why}; its entries are kept until it can be read or is removed"
+        news = await self.db(self.indexer.keep_unread, path, message)
+        self.stats[source.name].error(shown_text(path), message)
+        if news is not False:
+            log.warning("%s: %s", shown_text(path), message)
 
     def _not_read(self, path: str) -> list[str]:
         """A file there that is not read: ``[path]`` when no source's glob matches it (the
@@ -505,8 +536,15 @@ class Watcher:
 
     def _scan_files(self) -> dict[str, tuple[int, float, int]]:
         found, self.symlinks = scan_files(self.sources, self.home, self.config.memory_dir,
-                                          self._refuse_outside_link)
+                                          self._refuse_outside_link, self._scan_unread)
         return found
+
+    def _scan_unread(self, source: Source, path: str, why: str) -> None:
+        """What a scan could not read (an unreadable directory, a FIFO): its source's problem
+        (the files of it the index holds are queued, and keep their entries: :meth:`process`)."""
+        stats = self.stats.get(source.name)
+        if stats is not None:
+            stats.error(shown_text(path), why)
 
     async def watch(self) -> None:
         while True:

@@ -227,6 +227,18 @@ class Files:
         self._db.executemany("UPDATE files SET text_key=NULL WHERE path=?",
                              ((path,) for path in paths))
 
+    def unread(self, path: str, error: str) -> str | None:
+        """The indexed file ``path`` is there but cannot be read (an unreadable directory, a
+        FIFO in its place): its row keeps its entries and says why; its stat is forgotten, so
+        the next scan reads it again whatever it finds. Returns the row's error before (None
+        when it had none); raises KeyError when the file has no row."""
+        row = self._db.execute("SELECT error FROM files WHERE path=?", (path,)).fetchone()
+        if row is None:
+            raise KeyError(path)
+        self._db.execute("UPDATE files SET error=?, mtime=NULL, text_key=NULL WHERE path=?",
+                         (error, path))
+        return cast("str | None", row[0])
+
     def move(self, old: str, new: str) -> None:
         """The row of ``old`` now names ``new`` (a row ``new`` had is dropped)."""
         self._db.execute("DELETE FROM files WHERE path=?", (new,))

@@ -1129,3 +1129,119 @@ def test_a_chat_log_whose_lines_name_no_session_is_one_session_per_file(
     assert shown.returncode == 0, shown.stderr
     assert "exchanges indexed: 3" in shown.stdout and "(extracted, or written in it): 0" \
         in shown.stdout
+
+
+def _skipped(client: Client) -> str:
+    """The health check of the files with a problem (`memory status`, `memory doctor`)."""
+    checks = {c["check"]: c for c in client.status()["health"]["checks"]}
+    assert "skipped" in checks, checks
+    return str(checks["skipped"]["detail"])
+
+
+@pytest.mark.parametrize(("replacement", "reason"), [
+    ("fifo", "not a regular file (a FIFO)"),
+    ("device", "not a regular file (a character device)"),
+    ("loop", "a symlink loop"),
+    ("dangling", "which does not exist"),
+])
+def test_a_notebook_replaced_by_what_cannot_be_read_keeps_its_entries(
+        replacement: str, reason: str, memoryd_home: Path, monkeypatch) -> None:
+    """A notebook renamed over by a FIFO, a symlink to /dev/zero, a symlink loop or a symlink
+    whose target is missing: it was taken for deleted ("is gone: removed 1 entries"), its
+    entries dropped without a word. The path is there: its entries stay (at a restart too)
+    and its problem is named; a regular file back in its place is read as usual."""
+    monkeypatch.setenv("MEMORYD_EMBED_MODEL", str(memoryd_home / "no-model"))
+    memory = memoryd_home / "user/.mastersof-ai/agents/designer/memory"
+    memory.mkdir(parents=True)
+    notes = memory / "notes.md"
+    notes.write_text("- The kiln fires stoneware at 1240 degrees.\n")
+    running = start_daemon(None)
+    try:
+        with Client(running.config.socket_path, timeout_s=30) as client:
+            eventually(lambda: _one(client, "kiln fires stoneware"))
+            swap = memory / ".notes.swap"
+            if replacement == "fifo":
+                os.mkfifo(swap)
+            else:
+                swap.symlink_to({"device": "/dev/zero", "loop": "notes.md",
+                                 "dangling": str(memory / "moved-away.md")}[replacement])
+            os.rename(swap, notes)
+            eventually(lambda: f"{notes}: not read: " in _skipped(client)
+                       and reason in _skipped(client) or _fail())
+            assert _one(client, "kiln fires stoneware")  # kept
+    finally:
+        running.stop()
+    running = start_daemon(None)  # its scan does not find the file: not a deletion either
+    try:
+        with Client(running.config.socket_path, timeout_s=30) as client:
+            eventually(lambda: reason in _skipped(client) or _fail())
+            assert _one(client, "kiln fires stoneware")
+            notes.unlink()
+            notes.write_text("- The kiln fires porcelain at 1280 degrees.\n")
+            eventually(lambda: _one(client, "kiln fires porcelain"))
+            _none(client, "stoneware")
+    finally:
+        running.stop()
+    assert not running.errors, running.errors
+
+
+def _fail() -> bool:
+    raise AssertionError("not yet")
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
+                    reason="needs root to run the daemon as another user (setpriv)")
+def test_a_directory_made_unreadable_keeps_its_files_entries(memoryd_home: Path) -> None:
+    """A directory of a memory source made unreadable (chmod 000; a root-owned 0700 one for a
+    user's daemon): its files were taken for deleted at the next rescan and their entries
+    dropped, with no problem shown. They stay, and the directory and its files are named. The
+    daemon runs as nobody (root reads any directory)."""
+    import subprocess
+    import sys
+
+    from tests.conftest import stop_process
+
+    memory = memoryd_home / "user/.mastersof-ai/agents/designer/memory"
+    (memory / "sub").mkdir(parents=True)
+    (memory / "sub/C.md").write_text("- The kiln fires stoneware at 1240 degrees.\n")
+    (memoryd_home / "config.toml").write_text("[watch]\nfull_scan_interval_s = 1\n")
+    shutil.chown(memoryd_home, "nobody")
+    for top, dirs, files in os.walk(memoryd_home):
+        for name in dirs + files:
+            shutil.chown(os.path.join(top, name), "nobody")
+    as_nobody = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+
+    def memory_cli(*args: str) -> Any:
+        done = subprocess.run([*as_nobody, sys.executable, "-m", "memoryd_client", *args],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode in (0, 1), done.stderr
+        return json.loads(done.stdout)
+
+    def found() -> bool:
+        hits = memory_cli("search", "designer", "-", "kiln stoneware", "--json")["hits"]
+        assert len(hits) == 1, hits
+        return True
+
+    env = {**os.environ, "MEMORYD_EMBED_MODEL": str(memoryd_home / "no-model")}
+    with (memoryd_home / "daemon.log").open("a") as log_file:  # (spawn_daemon asks as root)
+        proc = subprocess.Popen([*as_nobody, sys.executable, "-m", "memoryd", "serve"],
+                                stdout=subprocess.DEVNULL, stderr=log_file, env=env)
+    try:
+        eventually(found, timeout_s=60)
+        os.chmod(memory / "sub", 0)
+        time.sleep(2.5)  # a rescan or two
+
+        def reported() -> bool:
+            checks = {c["check"]: c for c in memory_cli("status", "--json")["health"]["checks"]}
+            detail = checks.get("skipped", {}).get("detail", "")
+            assert f"{memory}/sub/C.md: not read: unreadable: permission denied (its directory " \
+                   f"{memory}/sub cannot be entered)" in detail, detail
+            return True
+
+        eventually(reported, timeout_s=30)
+        assert found()  # kept
+    finally:
+        os.chmod(memory / "sub", 0o700)
+        stop_process(proc)
+    log = (memoryd_home / "daemon.log").read_text()
+    assert "is gone" not in log and "C.md: not read: unreadable" in log
