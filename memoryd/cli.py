@@ -254,12 +254,12 @@ def run_reindex(no_vectors: bool) -> int:
 
     from memoryd.maintenance.rebuild import reindex
 
+    config = load_config()  # first: a state dir it cannot enter is named (exit 3)
     if not state_dir().is_dir():  # a mistyped MEMORYD_HOME: nothing there to rebuild from
         print(f"memoryd reindex: {state_dir()} does not exist: there is nothing to rebuild "
               "from (is MEMORYD_HOME right? `memoryd serve` starts a new state dir)",
               file=sys.stderr)
         return 1
-    config = load_config()
     started = time.monotonic()
     bar = _ReindexBar() if sys.stderr.isatty() else None
     try:

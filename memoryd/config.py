@@ -509,11 +509,21 @@ def _meant(name: str, names: list[str], otherwise: str) -> str:
 
 
 def read_toml(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        return {}
+    """A settings file's tables ({} when there is none). One that cannot be read, or whose
+    directory cannot be entered (a state dir of another user's, or chmod 000), is a
+    ConfigError naming it: at start one line and exit 3, not a traceback (a service manager
+    restarting the daemon in a loop)."""
     try:
-        return tomllib.loads(path.read_text("utf-8-sig"))  # a byte-order mark is no statement
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
+        data = path.read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return {}
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc} (memoryd needs its "
+                          "configuration and state directories readable and writable by "
+                          "the user it runs as; set MEMORYD_HOME to move them)") from None
+    try:
+        return tomllib.loads(data.decode("utf-8-sig"))  # a byte-order mark is no statement
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: {exc}") from None
 
 

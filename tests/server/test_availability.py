@@ -368,6 +368,29 @@ def test_a_read_only_state_dir_exits_3_with_a_message(memoryd_home) -> None:
     assert "Traceback" not in result.stderr and "crashed" not in result.stderr
 
 
+@pytest.mark.parametrize("command", ["serve", "reindex"])
+def test_an_unreadable_state_dir_exits_3_with_a_message(memoryd_home, command: str) -> None:
+    """MEMORYD_HOME made unreadable (chmod 000) for the daemon's user: reading config.toml
+    raised PermissionError, answered as a crash with a traceback and exit 1 (which systemd
+    restarts in a loop). One line naming it, exit 3. Run as nobody (root reads anything)."""
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("needs root to run memoryd as another user (setpriv)")
+    memoryd_home.chmod(0o755)  # (the test's own state dir: nobody may enter it)
+    state = memoryd_home / "state"
+    state.mkdir()
+    shutil.chown(state, "nobody")
+    state.chmod(0)
+    result = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                             sys.executable, "-m", "memoryd", command], capture_output=True,
+                            text=True, timeout=60, cwd="/",
+                            env={**os.environ, "MEMORYD_HOME": str(state)})
+    assert result.returncode == 3, result.stderr
+    assert result.stderr.startswith(f"memoryd: cannot read {state}/config.toml: Permission "
+                                     "denied (memoryd needs its configuration and state "
+                                     "directories readable and writable"), result.stderr
+    assert "Traceback" not in result.stderr and "crashed" not in result.stderr
+
+
 def test_a_file_as_memoryd_home_exits_3_saying_it_is_a_file(memoryd_home) -> None:
     afile = memoryd_home / "afile"
     afile.write_text("")
