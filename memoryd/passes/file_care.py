@@ -68,16 +68,34 @@ class FileChangedError(MemorydError):
 
 
 #: Errors of a write that concern the one file (or its directory), not the whole run: a pass
-#: skips that file and goes on with the others. Anything else (a full disk) fails the run.
+#: skips that file and goes on with the others. Anything else fails the run.
 FILE_ERRNOS = frozenset({errno.EPERM, errno.EACCES, errno.EROFS, errno.ETXTBSY})
+#: A full disk (or quota): the one file's problem when it is not the state dir's disk (a
+#: notebook on a full USB stick or network share); on the state dir's, the run fails (its run
+#: log, ledgers and database cannot be written either).
+FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
 #: FS_IOC_GETFLAGS and its immutable and append-only flags (linux/fs.h).
 _GETFLAGS = 0x80086601
 _FLAGS = ((0x10, "immutable (chattr +i)"), (0x20, "append-only (chattr +a)"))
 
 
-def is_file_error(exc: OSError) -> bool:
-    """Whether a write's error concerns this file only (see FILE_ERRNOS)."""
-    return isinstance(exc, NotRewrittenError | SpecialFileError) or exc.errno in FILE_ERRNOS
+def is_file_error(exc: OSError, path: str, state_dir: Path | None) -> bool:
+    """Whether a write's error concerns this file only (see FILE_ERRNOS and FULL_ERRNOS):
+    ``path``, the file written (or the one its error names), ``state_dir``, memoryd's (None:
+    a full disk fails the run wherever it is)."""
+    if isinstance(exc, NotRewrittenError | SpecialFileError) or exc.errno in FILE_ERRNOS:
+        return True
+    return exc.errno in FULL_ERRNOS and state_dir is not None and \
+        not same_disk(Path(exc.filename or path).parent, state_dir)
+
+
+def same_disk(directory: Path, state_dir: Path) -> bool:
+    """Whether ``directory`` lies on the file system of the state dir (True when either cannot
+    be looked at: then the run fails, as it did)."""
+    try:
+        return os.stat(directory).st_dev == os.stat(state_dir).st_dev
+    except OSError:
+        return True
 
 
 def rewrite_refusal(real: Path, fd: int | None = None, *, removing: bool = False) -> str | None:

@@ -166,13 +166,14 @@ def swap_files(changes: list[Change], renamed_in: set[Path] | None = None, *,
     return True
 
 
-def swap_groups(groups: list[list[Change]],
-                sync: Callable[[], None] | None = None) -> list[bool | NotWritten]:
+def swap_groups(groups: list[list[Change]], sync: Callable[[], None] | None = None,
+                state_dir: Path | None = None) -> list[bool | NotWritten]:
     """:func:`swap_files` for each group, in order; each directory is fsynced once at the end
     (a notebook pass writes a thousand files into a few directories), before any group is
     reported written. A group with a file that may not or cannot be rewritten is skipped:
-    its place holds why (see :func:`~memoryd.passes.user_files.is_file_error`); the others
-    are written. ``sync``: as swap_files', once before the first file."""
+    its place holds why (see :func:`~memoryd.passes.file_care.is_file_error`: a full disk
+    other than ``state_dir``'s too); the others are written. ``sync``: as swap_files', once
+    before the first file."""
     if sync is not None:
         sync()
     renamed_in: set[Path] = set()
@@ -182,7 +183,9 @@ def swap_groups(groups: list[list[Change]],
         try:
             written.append(swap_files(changes, renamed_in))
         except OSError as exc:
-            if not is_file_error(exc):
+            if not is_file_error(exc, changes[0].target, state_dir):
+                if exc.filename is None:  # (a write's error names no file) the run's says it
+                    exc.filename = changes[0].target
                 raise
             written.append(not_written(exc, changes[0].target))
     for directory in sorted(renamed_in):

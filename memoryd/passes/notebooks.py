@@ -412,8 +412,8 @@ def _vectors(ctx: PassContext, held: Callable[[], dict[int, tuple[int, str, str]
 
 
 def _write(ctx: PassContext, pending: list[Written]) -> Any:
-    return Offload(swap_groups, ([changes for changes, *_ in pending], ctx.runs.log.sync),
-                   wait=False)
+    return Offload(swap_groups, ([changes for changes, *_ in pending], ctx.runs.log.sync,
+                                 ctx.runs.log.path.parent), wait=False)
 
 
 def _written(ctx: PassContext, pending: list[Written], handle: Any) -> Steps[None]:

@@ -29,7 +29,14 @@ from dataclasses import dataclass
 from typing import Any, TypeGuard, cast
 
 from memoryd.config import memory_roots
-from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError, UnavailableError
+from memoryd.errors import (
+    BadParamsError,
+    ForbiddenError,
+    MemorydError,
+    NotFoundError,
+    UnavailableError,
+    WriteRefusedError,
+)
 from memoryd.passes import consolidate, notebooks, promote, retain, staleness
 from memoryd.passes.api import Collect, Offload, PassContext, PassParts, Steps, in_thread
 from memoryd.passes.changes import Change, RunSummary, parse_target, run_name
@@ -39,6 +46,7 @@ from memoryd.passes.runs import PassRuns
 from memoryd.passes.user_files import commit, through_links
 from memoryd.progress import report
 from memoryd.scheduling import paced
+from memoryd.store.durable import DISK_ERRORS, REFUSED_WRITE_ERRNOS
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +96,10 @@ class PassRunner:
         #: (memoryd.scheduling)
         self.on_written = on_written
         self.started = time.time()
+        #: each pass whose last run failed, and how (until one of it is done): `memory
+        #: status` and `memory doctor` say so (the run may not even be recorded, on a full
+        #: state disk)
+        self.failed: dict[str, FailedRun] = {}
 
     @property
     def runs(self) -> PassRuns:
@@ -152,15 +164,22 @@ class PassRunner:
                     raise
                 except Exception as exc:
                     error = _error_text(exc)
-                    if isinstance(exc, FileNotWrittenError):  # the reason says it all
+                    if isinstance(exc, FileNotWrittenError) or refused_by_disk(exc):
+                        # the reason says it all: no traceback
                         log.warning("Pass %s (%s) failed: %s", name, run_name(run.run), error)
                     else:
                         log.exception("Pass %s (%s) failed.", name, run_name(run.run))
+                    self.failed[name] = FailedRun(run_name(run.run), time.time(), error)
                     with contextlib.suppress(Exception):  # else the next start settles them
                         await self.db(self.runs.settle, run.run)
-                    await asyncio.to_thread(self.runs.sync_ledgers)
-                    await self.db(self.runs.finish, run, "failed", error)
-                    await asyncio.to_thread(self.runs.log.sync)
+                    try:
+                        await asyncio.to_thread(self.runs.sync_ledgers)
+                        await self.db(self.runs.finish, run, "failed", error)
+                        await asyncio.to_thread(self.runs.log.sync)
+                    except WriteRefusedError as refused:  # a full state disk: the next start
+                        log.warning("Pass %s (%s): its failure is not recorded: %s", name,
+                                    run_name(run.run), refused.why)  # marks it interrupted
+                        run.status = "failed"
                     return {**self._summary(run), "error": error}
                 await asyncio.to_thread(self.runs.sync_ledgers)  # durable before "done"
                 linked = through_links(ctx.touched)
@@ -176,6 +195,8 @@ class PassRunner:
                         log.info("Not committed to git: %s", problem)
                 await self.db(self.runs.finish, run, "done")
                 await asyncio.to_thread(self.runs.log.sync)  # the run's end, durable too
+                if not dry_run:
+                    self.failed.pop(name, None)
                 log.info("Pass %s (%s) done; its longest step on the database thread: %s.",
                          name, run_name(run.run), longest)
                 return {**self._summary(run), "longest_step": longest.reply()}
@@ -348,8 +369,12 @@ class PassRunner:
                     log.info("Pass %s (%s): %s", name, summary["run"], summary["counts"])
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                log.exception("The pass scheduler hit an error; it carries on.")
+            except Exception as exc:
+                if refused_by_disk(exc):  # a full or read-only state disk: said, not a bug
+                    log.warning("The pass scheduler could not run a pass (%s); it tries again "
+                                "later.", _error_text(exc))
+                else:
+                    log.exception("The pass scheduler hit an error; it carries on.")
 
 
 @dataclass
@@ -384,12 +409,29 @@ def _a(word: str) -> str:
     return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
 
 
+@dataclass(frozen=True)
+class FailedRun:
+    """A pass's last run, failed: its name (r9), when, and why."""
+
+    run: str
+    at: float
+    error: str
+
+
+def refused_by_disk(exc: BaseException) -> bool:
+    """Whether the disk refused a write (full, read-only, a quota or a file-size limit):
+    nothing a traceback would help with."""
+    return isinstance(exc, WriteRefusedError) or (
+        isinstance(exc, OSError) and exc.errno in REFUSED_WRITE_ERRNOS) or \
+        isinstance(exc, DISK_ERRORS)
+
+
 def _error_text(exc: Exception) -> str:
     """A failed run's error, for `memory pass show` and the reply: a file's error names the
     file and says what happened, others as Python writes them."""
     if isinstance(exc, OSError) and exc.strerror:
         return f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
-    if isinstance(exc, FileNotWrittenError):
+    if isinstance(exc, MemorydError):
         return exc.message
     return repr(exc)
 

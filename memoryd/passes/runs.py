@@ -416,7 +416,7 @@ class PassRuns:
         """Apply file changes that belong together (a notebook and its archive) all or none:
         :meth:`begin_files`, :func:`swap_files`, :meth:`finish_files` in one go. Returns
         applied, preview or conflict; a file that may not or cannot be rewritten (see
-        :func:`~memoryd.passes.user_files.is_file_error`) raises FileNotWrittenError, the
+        :func:`~memoryd.passes.file_care.is_file_error`) raises FileNotWrittenError, the
         group settled first (nothing written, ``skipped``); any other error of the write
         propagates, the group pending for the caller's :meth:`settle`."""
         numbers = self.begin_files(run, changes, undoes)
@@ -427,7 +427,7 @@ class PassRuns:
         try:
             written = swap_files(changes, sync=self.log.sync)
         except OSError as exc:
-            if not is_file_error(exc):
+            if not is_file_error(exc, changes[0].target, self.log.path.parent):
                 raise
             self.settle(group=numbers[0], state="skipped")
             what = not_written(exc, changes[0].target)

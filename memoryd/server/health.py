@@ -368,6 +368,19 @@ class Health:
                      "the reason says what to change; the other files are maintained, and the "
                      "next run tries these again")
 
+    def failed_runs(self) -> dict[str, Any]:
+        """The passes whose last run failed (since this start; a later run done clears it)."""
+        failed = sorted(self.passes.failed.items()) if self.passes is not None else []
+        if not failed:
+            return check("passes", OK, "no pass's last run failed")
+        shown = [f"{run.run} {name} failed at "
+                 f"{time.strftime('%H:%M', time.localtime(run.at))}: {run.error}"
+                 for name, run in failed]
+        return check("passes", WARNING, "; ".join(shown),
+                     "the error says why; the pass runs again at its next scheduled time "
+                     "(or `memory pass run NAME`), and `memory pass show RUN` lists what the "
+                     "failed run did")
+
     async def interrupted(self) -> dict[str, Any]:
         """The runs a stop cut short (a kill, a power loss) that hold applied changes no
         later run made whole: each is half done, and says what to do."""
@@ -527,8 +540,9 @@ class Health:
         files = await self.file_problems()
         checks = [self.code(), self.model(), self.writes(),
                   self.ledger_at_start(), self.sources(),
-                  self.skipped(files), await self.unwritten(), await self.interrupted(),
-                  self.disk(), self.backlog(backlog), await self.config(fresh=False),
+                  self.skipped(files), await self.unwritten(), self.failed_runs(),
+                  await self.interrupted(), self.disk(), self.backlog(backlog),
+                  await self.config(fresh=False),
                   self.environment()]
         vectors = self.parts.vectors
         rate = vectors.embedded.rate()
@@ -683,6 +697,7 @@ class Health:
             await self.sessions(),
             self.skipped(files),
             await self.unwritten(),
+            self.failed_runs(),
             await self.interrupted(),
             self.backlog(waiting),
             await self.config(),

@@ -294,3 +294,45 @@ def test_a_writer_that_comes_while_the_check_holds_its_lease_does_not_kill_the_d
                              capture_output=True, text=True, timeout=60, check=False)
     assert checker.returncode == 0, (checker.returncode, checker.stderr[-2000:])
     assert checker.stdout == "alive 1 True\n"  # the lease was taken; the file may be rewritten
+
+
+@pytest.fixture
+def full_tmpfs(memoryd_home: Path) -> Iterator[Path]:
+    """Another agent's memory directory on a real 1 MB tmpfs, to be filled (skipped where this
+    process cannot mount one); the state dir is not on it."""
+    path = memoryd_home / "user" / ".mastersof-ai" / "agents" / "painter" / "memory"
+    path.mkdir(parents=True)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(path)],
+                             capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+def test_a_notebook_on_a_full_file_system_is_skipped_and_the_others_maintained(
+        memory_dir: Path, full_tmpfs: Path, daemon, client: Client) -> None:
+    """One notebook on a full disk that is not memoryd's failed the whole notebooks pass
+    (`r9 notebooks failed`, the other notebooks' changes aborted), with an error naming no
+    file. That notebook is skipped with its reason, as a read-only one is."""
+    from tests.store.test_durability import fill
+
+    (memory_dir / "notebook.md").write_text(notebook_text())
+    (full_tmpfs / "notebook.md").write_text(notebook_text())
+    wait_until(lambda: active_count(client) >= 2 * 78, timeout_s=60)
+    fill(full_tmpfs / "filler")
+    before = (full_tmpfs / "notebook.md").read_bytes()
+    run = client.pass_run("notebooks")
+    assert run["status"] == "done", run
+    assert run["counts"]["skipped"] == 2  # the notebook and its archive
+    assert len((memory_dir / "notebook.md").read_text().splitlines()) <= 80  # maintained
+    assert (full_tmpfs / "notebook.md").read_bytes() == before
+    assert temporaries(full_tmpfs) == []
+    reasons = {c["target"]: c["why"] for c in client.pass_show(run["run"])["changes"]
+               if c["kind"] == "problem"}
+    archive = full_tmpfs / "archive" / "notebook.md"  # written first, it found the disk full
+    assert reasons == {str(archive): "not written: No space left on device"}
+    [warning] = [c for c in client.status()["health"]["checks"] if c["check"] == "unwritten"]
+    assert f"{archive}: No space left on device" in warning["detail"]

@@ -617,7 +617,12 @@ def test_a_pass_that_fails_while_writing_leaves_files_and_index_as_they_were(
     # first, a directory stands (a real write that fails, as on a full disk)
     blocker = temporary_beside(Path(os.path.realpath(notebook)))
     blocker.mkdir()
-    assert client.pass_run("notebooks")["status"] == "failed"
+    run = client.pass_run("notebooks")
+    assert run["status"] == "failed"
+    # `memory status` says so (it said nothing of a failed run), naming the file
+    [failed] = [c for c in client.status()["health"]["checks"] if c["check"] == "passes"]
+    assert failed["status"] == "warning" and failed["detail"].startswith(
+        f"{run['run']} notebooks failed at ") and str(blocker) in failed["detail"]
     blocker.rmdir()
     # put back at once (not at the next start): the notebook as it was, its entries in it
     assert notebook.read_bytes() == original
@@ -626,6 +631,8 @@ def test_a_pass_that_fails_while_writing_leaves_files_and_index_as_they_were(
     # and the watcher has the notebook back: an agent's edit is indexed
     notebook.write_text(notebook.read_text() + "- [2026-11-20] noted after the failed run\n")
     wait_until(lambda: indexed_lines(memoryd_home, [notebook]) == lines_in_files([notebook]))
+    assert client.pass_run("notebooks")["status"] == "done"  # and the warning goes
+    assert not [c for c in client.status()["health"]["checks"] if c["check"] == "passes"]
 
 
 def indexed_lines(home: Path, files: list[Path]) -> list[tuple[str, int, int, str]]:
