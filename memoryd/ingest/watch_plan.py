@@ -8,14 +8,16 @@ its files not read under another name already); except in an agent's memory dire
 memory tools' one), where a link whose target lies outside it is not indexed, as the tools do
 not read it: what is indexed from that directory is what the agent's tools can reach. The edit
 of a symlinked file happens beside its target, so the targets' directories are watched too, and
-a followed directory's target is watched as a root of its own; the watcher may tell of a change
-under the target's name, or (on Linux, where it follows links itself) under another link's to
-the same target, which :func:`scan_name` turns into the name the scan reads it under. A root
-deleted and re-created is a new directory to watch: its identity is its inode.
+a followed directory's target is watched as a root of its own; the watcher tells of a change
+under the target's name, which :func:`scan_name` turns into the name the scan reads it under.
+No recursive watch crosses a symlinked directory (:func:`around_links`: the watcher would follow
+it on its own, and rename what it watched twice). A root deleted and re-created is a new
+directory to watch: its identity is its inode.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
@@ -86,6 +88,44 @@ def link_dirs(targets: Iterable[str], plan: list[tuple[Path, bool]]) -> list[Pat
     return sorted({parent for target in targets
                    if (parent := Path(target).parent) not in watched
                    and not any(parent.is_relative_to(root) for root in deep)})
+
+
+def around_links(plan: list[tuple[Path, bool]], links: Iterable[str]
+                 ) -> tuple[list[tuple[Path, bool]], set[str]]:
+    """The plan with no recursive watch over a symlinked directory (``links``: those the scan
+    met, followed or not). The watcher (notify, on Linux) follows symlinks as it walks a
+    recursive root, and a directory it reaches twice is reported under the name it reached it
+    by last: a link in an agent's memory directory to a directory above the state dir
+    (``agents/a1/up`` → ``/tmp/x``) renamed every event of ``agents/a1`` to
+    ``agents/a1/up/…/agents/a1/…``, which no source matches (nothing indexed until the rescan),
+    and a link to ``/`` would watch the whole disk. So a recursive root with a link below it
+    is watched around it: each directory on the way to a link alone, the subtrees beside them
+    recursively (a followed link's target is a root of its own: ScanLinks.watched). Returns the
+    plan, and the directories now watched alone instead (a directory made in one of them is
+    watched once the watcher starts again)."""
+    links = sorted(set(links))
+    result: list[tuple[Path, bool]] = []
+    alone: set[str] = set()
+    for root, recursive in plan:
+        below = [link for link in links if within(link, str(root)) and link != str(root)]
+        if not recursive or not below:
+            result.append((root, recursive))
+            continue
+        stack = [str(root)]
+        while stack:
+            directory = stack.pop()
+            if not any(within(link, directory) and link != directory for link in below):
+                result.append((Path(directory), True))
+                continue
+            result.append((Path(directory), False))
+            alone.add(directory)
+            try:
+                with os.scandir(directory) as entries:
+                    stack.extend(entry.path for entry in entries
+                                 if entry.is_dir(follow_symlinks=False))
+            except OSError:
+                continue
+    return result, alone
 
 
 def roots_identity(plan: list[tuple[Path, bool]]) -> list[tuple[str, bool, int, int]]:

@@ -21,6 +21,7 @@ system).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import time
@@ -59,6 +60,22 @@ T = TypeVar("T")
 BATCH_PATHS = 64
 #: A file changed this long before a rescan, and not reported, was missed by the watcher.
 UNSEEN_AFTER_S = 5.0
+
+
+#: A watcher that ran this long without failing is well again: its failures count afresh.
+STEADY_S = 60.0
+
+
+@dataclass(frozen=True)
+class WatchTrouble:
+    """The watcher failing again and again (it is started again after each failure, waiting
+    longer each time): since when, how often, the last failure's cause, and when it is tried
+    next. Changes wait for the rescan of each start meanwhile."""
+
+    since: float
+    count: int
+    cause: str
+    retry_at: float
 
 
 @dataclass(frozen=True)
@@ -139,6 +156,11 @@ class Watcher:
         #: the roots watched (recursively or not), and beside them what the symlinks lead to
         self.plan: list[tuple[Path, bool]] = []
         self.link_watch: list[tuple[Path, bool]] = []
+        #: directories watched alone in place of a recursive watch over a symlinked directory
+        #: (watch_plan.around_links)
+        self.alone: set[str] = set()
+        #: the watcher failing again and again (None: it runs)
+        self.trouble: WatchTrouble | None = None
 
     @property
     def roots(self) -> list[Path]:
@@ -555,13 +577,15 @@ class Watcher:
             queued, _ = await self.full_scan()
             log.info("Watching %d roots; %d files queued for indexing.", len(self.roots), queued)
             self.link_watch = self.symlinks.watched(self.plan)
-            watched = [*self.plan, *self.link_watch]
+            watched, self.alone = watch_plan.around_links(
+                [*self.plan, *self.link_watch], (link.path for link in self.symlinks.dirs))
             self.initial_scanned = True
             self._initial_done()
             stop = self.watch_stop = asyncio.Event()
             checker = self._beside(self._check_roots(stop, identity), stop)
             catch_up = self._beside(self._catch_up(stop), stop)
             rescans = self._beside(self._rescan_now_and_then(stop), stop)
+            steady = self._beside(self._steady(stop), stop)
             try:
                 watchers = [self._changes(roots, recursive, stop) for recursive in (True, False)
                             if (roots := [root for root, deep in watched if deep == recursive])]
@@ -572,14 +596,39 @@ class Watcher:
                     await stop.wait()
             except Exception as exc:  # whatever it is, it must not stop the watching for good
                 # watchfiles fails on any event for a name that is not UTF-8 (in a group of
-                # exceptions, from its task group); the rescan on restart catches up
-                log.warning("Watcher stopped (%s); restarting.", what_went_wrong(exc))
-                await asyncio.sleep(1)
+                # exceptions, from its task group), and cannot start past the system's limit
+                # on inotify instances; the rescan on restart catches up
+                await self._back_off(what_went_wrong(exc))
             finally:
                 stop.set()
                 checker.cancel()
                 catch_up.cancel()
                 rescans.cancel()
+                steady.cancel()
+
+    async def _back_off(self, cause: str) -> None:
+        """The watcher failed: it starts again (with a full scan) after a wait that doubles
+        with each failure in a row, from 1 s to ``watch.full_scan_interval_s`` (it restarted
+        every second, with a full rescan each time, forever: ~18% of a core with 2,121 files),
+        and `memory status` says so while it fails (``trouble``). A reload does not wait."""
+        now = time.time()
+        trouble = self.trouble
+        count = 1 if trouble is None else trouble.count + 1
+        delay = min(2.0 ** (count - 1), self.config.watch.full_scan_interval_s)
+        self.trouble = WatchTrouble(now if trouble is None else trouble.since, count, cause,
+                                    now + delay)
+        log.warning("Watcher stopped (%s); restarting in %g s.", cause, delay)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.restart_watch.wait(), timeout=delay)
+
+    async def _steady(self, stop: asyncio.Event) -> None:
+        """A watcher running STEADY_S without failing: its earlier failures are over."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), timeout=STEADY_S)
+            return
+        if self.trouble is not None:
+            log.info("Watcher running again since %d failures.", self.trouble.count)
+            self.trouble = None
 
     def _beside(self, work: Coroutine[Any, Any, None], stop: asyncio.Event) -> asyncio.Task[None]:
         """A task beside the watchfiles loops, until ``stop``. If it fails, the log says so
@@ -697,7 +746,9 @@ class Watcher:
                 files, links = await self.off_loop(files_below, path, self.match,
                                                    self.symlinks.followed)
                 queued.extend(files)
-                if links:  # a symlinked directory: the scan says whether it is followed
+                if links or os.path.dirname(path) in self.alone:  # a symlinked directory:
+                    # the scan says whether it is followed; one made where directories are
+                    # watched alone: its own watch
                     self.restart_watch.set()
             elif not os.path.exists(path):
                 vanished.append(Path(path))

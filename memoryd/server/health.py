@@ -31,7 +31,7 @@ from memoryd.agent_sources import default_sources
 from memoryd.config import Settings, check_config, managed_entries, resolved_root
 from memoryd.embedding.model import DEFAULT_MODEL_ID, DEFAULT_MODEL_SHA256
 from memoryd.errors import ConfigError
-from memoryd.ingest.watcher import Watcher
+from memoryd.ingest.watcher import Watcher, WatchTrouble
 from memoryd.passes.runner import PassRunner
 from memoryd.server.health_words import (
     OK,
@@ -256,6 +256,9 @@ class Health:
         detail = f"{present} watched sources present" + (
             f"; {absent} built-in {ones} absent (their agents are not installed here)"
             if absent else "") + dir_links_said(watcher.symlinks.dirs)
+        trouble = watcher.trouble
+        if trouble is not None:
+            return watcher_trouble(trouble, detail)
         unseen = watcher.unseen
         if unseen is not None and time.time() - unseen.at < UNSEEN_SHOWN_S:
             every = watcher.config.watch.full_scan_interval_s
@@ -715,6 +718,30 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
     except OSError:
         return None
     return found.st_ino, found.st_mtime_ns, found.st_size
+
+
+def watcher_trouble(trouble: WatchTrouble, detail: str) -> dict[str, Any]:
+    """The sources check while the watcher fails again and again: what fails, and the fix
+    for the causes a person can remove (the system's limit on inotify instances)."""
+    at = time.strftime("%H:%M", time.localtime(trouble.since))
+    retry = time.strftime("%H:%M:%S", time.localtime(trouble.retry_at))
+    times = "once" if trouble.count == 1 else f"{trouble.count} times"
+    said = (f"{detail}; the watcher failed {times} since {at} ({trouble.cause}): it starts "
+            f"again at {retry} (the wait doubles with each failure), and until it runs, "
+            "changes to the files are indexed only by the scan of each start")
+    if "Too many open files" in trouble.cause or "os error 24" in trouble.cause:
+        fix = ("the system's limit on inotify instances is reached (Linux: "
+               "fs.inotify.max_user_instances, shared by every program of the user; memoryd "
+               "takes two): raise it (`sudo sysctl fs.inotify.max_user_instances=1024`, and the "
+               "same line in /etc/sysctl.d/ to keep it), or the daemon's limit on open files "
+               "(`ulimit -n`, LimitNOFILE=) if it is that; memoryd starts the watcher again by "
+               "itself")
+    elif "decode path" in trouble.cause:  # watchfiles: Unable to decode path "…" to string
+        fix = ("a program keeps writing a file whose name is not UTF-8 in a watched directory "
+               "(`memory status --sources` names it): rename or move it")
+    else:
+        fix = "the cause says why; memoryd starts the watcher again by itself"
+    return check("sources", PROBLEM if trouble.count >= 3 else WARNING, said, fix)
 
 
 def state_sizes(state_dir: Path) -> list[tuple[str, int]]:

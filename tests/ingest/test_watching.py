@@ -66,6 +66,75 @@ def test_files_in_directories_past_the_watch_limit_are_indexed_and_the_limit_nam
         stop_process(proc)
 
 
+INSTANCES = ["unshare", "--user", "--map-root-user", "sh", "-c",
+             'echo 1 > /proc/sys/user/max_inotify_instances && exec "$@"', "limited"]
+
+
+@pytest.mark.skipif(not _can_limit(), reason="no user namespace with its own inotify limit")
+def test_a_watcher_that_cannot_start_backs_off_and_status_names_the_limit(
+        memoryd_home: Path) -> None:
+    """One inotify instance for the daemon (it takes two): the watcher failed to start and was
+    started again every second, forever, with a full rescan each time, while status said all
+    was well. It waits longer after each failure, `memory status` names the limit to raise,
+    and files are still indexed by each start's scan."""
+    memory = memoryd_home / "user/.mastersof-ai/agents/gardener/memory"
+    memory.mkdir(parents=True)
+    (memoryd_home / "user/.claude").mkdir()
+    (memoryd_home / "user/.claude/CLAUDE.md").write_text("- Water the beds at dawn.\n")
+    proc = spawn_daemon(memoryd_home, model=False, wrapper=INSTANCES)
+    try:
+        with Client(memoryd_home / "memoryd.sock", timeout_s=30) as client:
+            def named() -> dict[str, str]:
+                [sources] = [c for c in client.status()["health"]["checks"]
+                             if c["check"] == "sources"]
+                assert "fs.inotify.max_user_instances" in sources["fix"], sources
+                return sources
+
+            sources = eventually(named, timeout_s=30)
+            assert "the watcher failed" in sources["detail"]
+            assert "Too many open files" in sources["detail"]
+            time.sleep(6)
+            (memory / "notes.md").write_text("- Bed 4 grows parsnips.\n")
+            eventually(lambda: _hits(client, "parsnips", 1), timeout_s=30)
+    finally:
+        stop_process(proc)
+    stops = (memoryd_home / "daemon.log").read_text().count("Watcher stopped")
+    assert 3 <= stops <= 6, stops  # 1, 2, 4, 8, 16 s apart: not one a second (~12)
+
+
+def test_a_symlink_to_a_directory_above_the_state_dir_leaves_the_watcher_hearing(
+        memoryd_home: Path, monkeypatch) -> None:
+    """`ln -s /tmp/x $MEMORYD_HOME/agents/a1/up`, /tmp/x holding the state dir: the watcher
+    (notify) followed the link while it walked agents/, reached agents/a1 again under
+    agents/a1/up/…/agents/a1, and reported every later change there under that name, which no
+    source matches: a note written to agents/a1 was indexed only by the rescan 300 s later
+    (removing the link did not help). A recursive watch never crosses a symlink now."""
+    monkeypatch.setenv("MEMORYD_EMBED_MODEL", str(memoryd_home / "no-model"))
+    (memoryd_home / "config.toml").write_text("[watch]\nfull_scan_interval_s = 3600\n")
+    agent = memoryd_home / "agents" / "a1"
+    agent.mkdir(parents=True)
+    (agent / "one.md").write_text("- The kiln fires stoneware.\n")
+    (agent / "up").symlink_to(memoryd_home, target_is_directory=True)
+    running = start_daemon(None)
+    try:
+        with Client(running.config.socket_path, timeout_s=30) as client:
+            eventually(lambda: _hits(client, "kiln stoneware", 1))
+            time.sleep(CATCH_UP_S + 0.5)  # written while it watches
+            (agent / "three.md").write_text("- The glaze needs a reduction firing.\n")
+            eventually(lambda: _hits(client, "glaze reduction firing", 1),
+                       timeout_s=10)
+            (agent / "up").unlink()
+            (agent / "four.md").write_text("- Celadon wants iron in the glaze.\n")
+            eventually(lambda: _hits(client, "celadon iron", 1), timeout_s=10)
+            (agent / "sub").mkdir()  # made where directories are watched alone
+            time.sleep(1)
+            (agent / "sub" / "five.md").write_text("- Bisque at 1000 degrees.\n")
+            eventually(lambda: _hits(client, "bisque degrees", 1), timeout_s=10)
+    finally:
+        running.stop()
+    assert not running.errors, running.errors
+
+
 def _inotify_watches(pid: int) -> int:
     """The inotify watches a process holds (each an ``inotify wd:`` line of its fdinfo)."""
     total = 0
