@@ -7,6 +7,8 @@ import logging
 import time
 from dataclasses import dataclass, field
 
+from memoryd_client.views import shown_text
+
 from memoryd.ingest.indexer import Changes, FileFacts
 
 log = logging.getLogger(__name__)
@@ -41,24 +43,31 @@ class SourceStats:
             self.skipped.pop(reason, None)
 
     def error(self, path: str, message: str) -> None:
-        self.last_error, self.last_error_path, self.last_error_at = message, path, time.time()
+        """The source's last problem: of ``path`` (kept as it can be shown: a name that is
+        not UTF-8 with its bytes escaped)."""
+        self.last_error, self.last_error_path, self.last_error_at = \
+            message, shown_text(path), time.time()
 
     def gone(self, path: str) -> None:
-        """``path`` was deleted: a problem of it is none any more."""
-        if self.last_error_path == path:
+        """``path`` was deleted, or read without a problem: a problem of it is none any
+        more."""
+        if self.last_error_path == shown_text(path):
             self.last_error = self.last_error_path = self.last_error_at = None
 
 
 def account(stats: dict[str, SourceStats], facts: FileFacts, change: Changes,
             problem: str | None) -> None:
     """A file indexed: its entries counted to its source, and its problem (if any) logged and
-    kept as the source's last error."""
+    kept as the source's last error; without one, an earlier problem of it (a full disk, a
+    FIFO in its place) is none any more."""
     source = stats.setdefault(facts.source, SourceStats())
     source.entries_added += change.added
     source.entries_removed += change.removed
     if problem:
         source.error(facts.path, problem)
-        log.warning("%s: %s", facts.path, problem)
+        log.warning("%s: %s", shown_text(facts.path), problem)
+    else:
+        source.gone(facts.path)
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,7 @@ from memoryd.progress import InitialIndexing
 from memoryd.project import project_of
 from memoryd.regular_file import why_unread
 from memoryd.sources import Source, relevant, watch_roots
+from memoryd.store.durable import refused_by_disk
 from memoryd.text import utf8_name
 
 log = logging.getLogger(__name__)
@@ -64,6 +65,8 @@ UNSEEN_AFTER_S = 5.0
 
 #: A watcher that ran this long without failing is well again: its failures count afresh.
 STEADY_S = 60.0
+#: A file whose indexing failed is tried again after this long at first (then twice as long).
+RETRY_FIRST_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -147,8 +150,14 @@ class Watcher:
         self.busy = asyncio.Lock()
         #: files whose names are not UTF-8, told of in the log once each
         self.refused_names: set[str] = set()
-        #: files whose indexing failed (a rescan queues them again: not the watcher's miss)
+        #: files whose indexing failed (queued again after a wait, :meth:`_retry_later`; a
+        #: rescan queues them too: not the watcher's miss)
         self.failed: set[str] = set()
+        self.retry_s = 0.0
+        self.retry_at: float | None = None
+        #: the problems the last scan told of (source, path as shown): one the next scan does
+        #: not find again is over
+        self.scan_said: set[tuple[str, str]] = set()
         #: the last rescan that found files changed without the watcher reporting them
         self.unseen: Unseen | None = None
         #: the symlinked files and directories of the last scan
@@ -294,7 +303,6 @@ class Watcher:
         try:
             async with self.busy:
                 await self.process(batch)
-            self.failed.difference_update(batch)
         except Exception as exc:
             if len(batch) > 1:
                 told = set()
@@ -303,17 +311,50 @@ class Watcher:
                 return
             path = batch[0]
             kind = type(exc).__name__
-            if told is None or kind not in told:
-                log.exception("Indexing %s failed; it is read again when it changes.",
-                              shown_text(path))
+            self.failed.add(path)
+            again = self._retry_later()
+            if refused_by_disk(exc):  # a full or read-only disk: no traceback helps
+                log.warning("Indexing %s failed (%s); it is tried again in %.0f s.",
+                            shown_text(path), exc, again)
+            elif told is None or kind not in told:
+                log.exception("Indexing %s failed; it is tried again in %.0f s.",
+                              shown_text(path), again)
             else:
                 log.warning("Indexing %s failed too (%s: %s).", shown_text(path), kind, exc)
             if told is not None:
                 told.add(kind)
-            self.failed.add(path)
             matched = self.match(path)
             if matched is not None:
-                self.stats[matched[0].name].error(shown_text(path), f"not indexed: {exc}")
+                self.stats[matched[0].name].error(path, f"not indexed: {exc}")
+        else:
+            for path in self.failed.intersection(batch):  # indexed now: its failure is over
+                self.failed.discard(path)
+                for stats in self.stats.values():
+                    if stats.last_error is not None and stats.last_error.startswith(
+                            "not indexed: ") and stats.last_error_path == shown_text(path):
+                        stats.gone(path)
+            if not self.failed:
+                self.retry_s = 0.0
+
+    def _retry_later(self) -> float:
+        """The files whose indexing failed are queued again after a wait (RETRY_FIRST_S,
+        doubling while they keep failing, up to ``watch.full_scan_interval_s``): a full disk
+        given space again, they are indexed without waiting for the next rescan or a change.
+        Returns how long until then."""
+        now = time.monotonic()
+        if self.retry_at is None or self.retry_at <= now:
+            self.retry_s = min(max(self.retry_s * 2, RETRY_FIRST_S),
+                               self.config.watch.full_scan_interval_s)
+            self.retry_at = now + self.retry_s
+            self.tasks = [task for task in self.tasks if not task.done()]
+            self.tasks.append(asyncio.create_task(self._retry(self.retry_s),
+                                                  name="ingest-retry"))
+        return self.retry_at - now
+
+    async def _retry(self, delay: float) -> None:
+        await asyncio.sleep(delay)
+        self.retry_at = None
+        self.enqueue(sorted(self.failed))
 
     def _entries_added(self) -> int:
         return sum(stats.entries_added for stats in self.stats.values())
@@ -426,7 +467,10 @@ class Watcher:
         unmatched: list[str] = []
         for path in paths:
             if not utf8_name(path):
-                self._refuse_name(path)
+                if _there(path):
+                    self._refuse_name(path)
+                else:
+                    self._name_gone(path)
                 continue
             try:
                 why = why_unread(path)
@@ -479,6 +523,23 @@ class Watcher:
             self.refused_names.add(path)
             log.warning("%s: %s", shown_text(path), message)
         stats.error(shown_text(path), message)
+
+    def _name_gone(self, path: str) -> None:
+        """A file whose name is not UTF-8 is gone: its problem is none any more."""
+        self.refused_names.discard(path)
+        for stats in self.stats.values():
+            stats.gone(path)
+
+    def _forget_problems_gone(self) -> None:
+        """After a scan: the sources' last problems of files that are not there any more (a
+        name that is not UTF-8, a FIFO, a file that failed), which no event may tell of."""
+        for path in [p for p in self.refused_names if not _there(p)]:
+            self._name_gone(path)
+        for stats in self.stats.values():
+            shown = stats.last_error_path
+            # (a name shown with escapes is no path to look at)
+            if shown is not None and "\\" not in shown and not _there(shown):
+                stats.gone(shown)
 
     def _count_file(self, source: str | None, path: str) -> None:
         """A file of ``source`` is there (None: it is gone): its source's file count."""
@@ -557,8 +618,13 @@ class Watcher:
             await asyncio.sleep(0.02)
 
     def _scan_files(self) -> dict[str, tuple[int, float, int]]:
+        said, self.scan_said = self.scan_said, set()
         found, self.symlinks = scan_files(self.sources, self.home, self.config.memory_dir,
                                           self._refuse_outside_link, self._scan_unread)
+        for name, path in said - self.scan_said:  # readable again, or gone
+            if name in self.stats:
+                self.stats[name].gone(path)
+        self._forget_problems_gone()
         return found
 
     def _scan_unread(self, source: Source, path: str, why: str) -> None:
@@ -566,7 +632,8 @@ class Watcher:
         (the files of it the index holds are queued, and keep their entries: :meth:`process`)."""
         stats = self.stats.get(source.name)
         if stats is not None:
-            stats.error(shown_text(path), why)
+            stats.error(path, why)
+            self.scan_said.add((source.name, shown_text(path)))
 
     async def watch(self) -> None:
         while True:
@@ -793,3 +860,13 @@ class Watcher:
         root = self.project_roots.get(source.name)
         return Path(root).is_dir() if root is not None else source.root(self.home).is_dir()
 
+
+def _there(path: str) -> bool:
+    """Whether something is at ``path`` (one memoryd may not look at counts: it is there)."""
+    try:
+        os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError:
+        return True
+    return True

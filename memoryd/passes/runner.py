@@ -46,7 +46,7 @@ from memoryd.passes.runs import PassRuns
 from memoryd.passes.user_files import commit, through_links
 from memoryd.progress import report
 from memoryd.scheduling import paced
-from memoryd.store.durable import DISK_ERRORS, REFUSED_WRITE_ERRNOS
+from memoryd.store.durable import refused_by_disk
 
 log = logging.getLogger(__name__)
 
@@ -416,14 +416,6 @@ class FailedRun:
     run: str
     at: float
     error: str
-
-
-def refused_by_disk(exc: BaseException) -> bool:
-    """Whether the disk refused a write (full, read-only, a quota or a file-size limit):
-    nothing a traceback would help with."""
-    return isinstance(exc, WriteRefusedError) or (
-        isinstance(exc, OSError) and exc.errno in REFUSED_WRITE_ERRNOS) or \
-        isinstance(exc, DISK_ERRORS)
 
 
 def _error_text(exc: Exception) -> str:

@@ -340,13 +340,14 @@ class Health:
         problems = [f"{path}: {error}" for path, error in files.shown]
         if files.count > len(files.shown):
             problems.append(f"and {files.count - len(files.shown)} more files")
+        count = files.count
         for name, stats in watcher.stats.items():
             if stats.last_error and stats.last_error_path not in files.indexed \
                     and not stats.last_error.startswith(SKIPPED_LINES):
                 problems.append(f"{name}: {stats.last_error_path}: {stats.last_error}")
+                count += 1  # a file (or directory) the index does not hold: counted too
         lines = skipped_lines(files.lines, time.time())
         if problems:
-            count = files.count
             what = f"{count} file{'' if count == 1 else 's'} with a problem: " if count else ""
             also = f"; and {lines['detail']}" if files.lines else ""  # not hidden by them
             return check("skipped", WARNING, what + "; ".join(problems) + also,

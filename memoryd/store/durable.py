@@ -28,6 +28,13 @@ REFUSED_WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno
 TORN_DIR = "torn"
 
 
+def refused_by_disk(exc: BaseException) -> bool:
+    """Whether the disk refused a write (full, read-only, failing, a quota or a file-size
+    limit): nothing a traceback would help with."""
+    return isinstance(exc, (WriteRefusedError, *DISK_ERRORS)) or (
+        isinstance(exc, OSError) and exc.errno in REFUSED_WRITE_ERRNOS)
+
+
 def refusal(exc: BaseException, system_errno: int = 0) -> str:
     """Why the file system or SQLite refused a write, in words: the OS's text for its errno
     (``system_errno``: the one SQLite saw, for its errors, which say only "disk I/O error"),

@@ -1014,6 +1014,24 @@ def test_a_file_named_in_another_encoding_is_named_and_costs_no_other_file(
             assert skipped["status"] == "warning"
             assert "designer/memory/r\\xe9sum\\xe9.md: not indexed: the file's name is not " \
                    "valid UTF-8 (rename the file)" in skipped["detail"]
+            # counted with the files the index holds a problem of ("1 file", then two named)
+            (memory / "binary.md").write_bytes(b"\x00\x01 binary junk")
+            eventually(lambda: "binary.md: binary file" in _skipped(client) or _fail())
+            transcripts = memoryd_home / "user/.claude/projects/-p"
+            transcripts.mkdir(parents=True)
+            Path(os.fsdecode(os.fsencode(transcripts) + b"/caf\xe9.jsonl")).write_text("{}\n")
+            eventually(lambda: "caf\\xe9.jsonl: not indexed" in _skipped(client) or _fail())
+            detail = _skipped(client)
+            named = detail.count(": not indexed: ") + detail.count(": binary file")
+            assert named >= 2 and detail.startswith(f"{named} files with a problem: "), detail
+            # deleted, it is no problem any more (it was until a restart)
+            for name in (b"/r\xe9sum\xe9.md", b"/caf\xe9.md", b"/binary.md"):
+                os.unlink(os.fsencode(memory) + name)
+            os.unlink(os.fsencode(transcripts) + b"/caf\xe9.jsonl")
+            eventually(lambda: all(c["check"] != "skipped"
+                                   for c in client.status()["health"]["checks"]) or _fail())
+            sources = client.call("sources", {})["sources"]
+            assert not [s["last_error"] for s in sources if s["last_error"]]
     finally:
         running.stop()
     assert not running.errors, running.errors
@@ -1180,6 +1198,11 @@ def test_a_notebook_replaced_by_what_cannot_be_read_keeps_its_entries(
             notes.write_text("- The kiln fires porcelain at 1280 degrees.\n")
             eventually(lambda: _one(client, "kiln fires porcelain"))
             _none(client, "stoneware")
+            # read again as a file: its problem is over, for status --sources too
+            eventually(lambda: all(c["check"] != "skipped"
+                                   for c in client.status()["health"]["checks"]) or _fail())
+            assert not [s["last_error"] for s in client.call("sources", {})["sources"]
+                        if s["last_error"]]
     finally:
         running.stop()
     assert not running.errors, running.errors

@@ -193,6 +193,41 @@ def test_a_full_disk_under_the_run_log_refuses_forget_scope_and_pass_runs(
     assert not ledger_problems(home / "ledger")
 
 
+def test_a_file_indexing_refused_by_a_full_disk_is_tried_again_and_its_problem_goes(
+        small_tmpfs: Path) -> None:
+    """A notebook written while the state disk is full: its indexing failed with a traceback
+    ("it is read again when it changes": only at the next rescan, 300 s later), and once it
+    was indexed `memory status --sources` still said "last problem: … database or disk is
+    full". It is tried again within seconds, the log has one line for it, and its problem
+    goes once it is indexed."""
+    home = small_tmpfs
+    log = home.parent / "daemon.log"  # the log is not on the full disk
+    memory = Path(os.environ["HOME"]) / ".mastersof-ai/agents/potter/memory"  # not on it either
+    memory.mkdir(parents=True)
+    proc = spawn(home, log=log)
+    try:
+        with Client(home / "memoryd.sock", timeout_s=30) as c:
+            fill(home / "filler")
+            notes = "".join(f"- Glaze recipe {i}: {' '.join(f'oxide{i}x{j}' for j in range(40))}"
+                            f"\n" for i in range(400))
+            (memory / "MEMORY.md").write_text(notes)
+
+            def last_problem() -> str | None:
+                [source] = [s for s in c.call("sources", {})["sources"]
+                            if s["name"] == "mastersof-ai"]
+                return source["last_error"]
+
+            wait_until(lambda: (last_problem() or "").startswith("not indexed: "), 30)
+            (home / "filler").unlink()
+            wait_until(lambda: c.search("glaze recipe oxide12x3", agents=["potter"])["hits"]
+                       and last_problem() is None, 30)
+    finally:
+        assert stop(proc) == 0
+    said = log.read_text()
+    assert "Indexing " in said and "it is tried again in 5 s" in said
+    assert "Traceback" not in said
+
+
 def distinct_note(i: int) -> str:
     """A note of its own (no two alike), in words the model embeds as words."""
     people = ["Alice", "Bruno", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hana"]
