@@ -36,6 +36,14 @@ def shown_text(text: str) -> str:
     return raw.decode("utf-8", "backslashreplace")
 
 
+def size_text(size: float) -> str:
+    """A size in bytes as a person reads it: 740 KB, 2.4 MB, 216 MB, 3.1 GB, 40 GB."""
+    if size < 1e6:
+        return f"{max(1, round(size / 1e3))} KB" if size else "0 KB"
+    value, unit = (size / 1e6, "MB") if size < 1e9 else (size / 1e9, "GB")
+    return f"{value:.1f} {unit}" if value < 10 else f"{value:.0f} {unit}"
+
+
 def duration(seconds: float) -> str:
     """A span of time as people say it: "45 s", "12 min", "5 h", "3 days"."""
     if seconds < 120:

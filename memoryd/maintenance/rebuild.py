@@ -16,13 +16,17 @@ memoryd.store.usage_log); the daemon indexes the watched files when it starts.""
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import logging
 import os
+import shutil
 import time
 from collections.abc import Callable, Iterator
 
+import apsw
 import numpy as np
+from memoryd_client.views import size_text
 
 from memoryd.config import Config, transcript_formats
 from memoryd.embedding.model import Embedder
@@ -32,8 +36,16 @@ from memoryd.maintenance.replay import replay_ledgers
 from memoryd.store import lexicon
 from memoryd.store.archive import AgentArchive, archive_now, restore_archives
 from memoryd.store.database import DatabaseError, ModelInfo, Store
+from memoryd.store.durable import refusal, refused_by_disk
 from memoryd.store.file_history import export_events, restore_history
-from memoryd.store.integrity import building, corrupt_suffix, damage, discard, move_aside
+from memoryd.store.integrity import (
+    building,
+    corrupt_suffix,
+    damage,
+    discard,
+    move_aside,
+    used_bytes,
+)
 from memoryd.store.ledger import Ledger
 from memoryd.store.lexicon import Lexicon
 from memoryd.store.permissions import restrict_umask, tighten_state
@@ -66,11 +78,17 @@ Progress = Callable[[str, int, int], None]
 def reindex(config: Config, *, embed: bool = True,
             progress: Progress | None = None) -> dict[str, int]:
     """Rebuild the index (see the module docstring); ``progress`` is told how far the two long
-    phases are: replaying the ledgers (bytes) and embedding the entries."""
+    phases are: replaying the ledgers (bytes) and embedding the entries. A disk that cannot
+    take the new index (full, read-only) is a StartupError saying so (exit 3), the index in
+    use kept as it was and the unfinished one removed; with vectors, one with less room than
+    the index in use takes is refused before anything is written."""
     restrict_umask()
     config.state_dir.mkdir(parents=True, mode=0o700, exist_ok=True)
     tighten_state(config.state_dir, config.private_files, config.private_trees)
-    fd = os.open(config.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fd = os.open(config.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:
+        raise _cannot_rebuild(config, exc) from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -78,40 +96,88 @@ def reindex(config: Config, *, embed: bool = True,
             raise AlreadyRunningError(
                 "memoryd is running; stop it first (`memoryd service stop`, or SIGTERM to "
                 "`memoryd serve`)") from None
-        archive = AgentArchive(config.archive_dir)
-        history = AgentArchive(config.history_dir)
-        archived = archive_old(config, archive, history)
-        run_log = RunLog.in_state(config.state_dir)
-        runs_old(config, run_log)
-        usage_log = UsageLog(config.state_dir / USAGE_FILE)
-        outcomes_old(config, usage_log)
-        log_old(config, usage_log)
-        sessions_old(config, usage_log)
-        new = building(config.db_path)
-        discard(new)  # what a killed reindex left
-        store = Store(new)
+        if embed:
+            _check_room(config)
         try:
-            restored = restore_archives(store, archive, transcript_formats(config))
-            versions = restore_history(store, history)
-            replay_run_log(store, run_log)
-            runs = store.runs.count()
-            ledger = Ledger(config.ledger_dir)
-            replayed = (lambda done, total: progress("replaying the ledgers", done, total)) \
-                if progress else None
-            records = replay_ledgers(store, ledger, replayed)
-            replay_usage_log(store, usage_log)
-            lines_old(config, store)
-            vectors = embed_backlog(config, store, progress) if embed else 0
-            entries = sum(store.count_entries().values())
-        finally:
-            store.close()
-        set_aside(config)  # only now: a reindex killed before this leaves the old index as it was
-        move_aside(new, "", config.db_path)
-        return {"entries": entries, "records": records, "ledgers": len(ledger.agents()),
-                "vectors": vectors, "archives": len(archive.agents()), "restored": restored,
-                "archived": archived, "runs": runs, "versions": versions}
+            return _rebuild(config, embed, progress)
+        except Exception as exc:
+            # (the store's "cannot open database" keeps SQLite's error as its context)
+            cause = exc if refused_by_disk(exc) else exc.__context__
+            if cause is None or not refused_by_disk(cause):
+                raise
+            with contextlib.suppress(OSError):
+                discard(building(config.db_path))
+            raise _cannot_rebuild(config, cause) from None
     finally:
         os.close(fd)
+
+
+def _check_room(config: Config) -> None:
+    """Refuse a rebuild the state dir's disk has too little room for: the new index holds what
+    the one in use holds (with its vectors), beside it until it replaces it."""
+    needed = used_bytes(config.db_path)
+    try:
+        free = shutil.disk_usage(config.state_dir).free
+    except OSError:
+        return
+    if free < needed:
+        raise StartupError(
+            f"not enough space to rebuild the index in {config.state_dir}: {size_text(free)} "
+            f"free, the new index needs about {size_text(needed)} (as much as the one in use, "
+            "beside it until it replaces it); the index in use is kept, nothing was written: "
+            "free some space and run `memoryd reindex` again")
+
+
+def _cannot_rebuild(config: Config, exc: BaseException) -> StartupError:
+    """The answer to a rebuild the disk refused: what it said, and that nothing was lost."""
+    try:
+        free = f"; {size_text(shutil.disk_usage(config.state_dir).free)} free"
+    except OSError:
+        free = ""
+    full = (isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)) or \
+        isinstance(exc, apsw.FullError)
+    what = "not enough space to rebuild the index" if full else "cannot rebuild the index"
+    return StartupError(
+        f"{what} in {config.state_dir} ({refusal(exc)}{free}); the index "
+        "in use is kept, and the unfinished one removed: "
+        + ("free some space and run `memoryd reindex` again" if full else
+           "make the state dir writable and run `memoryd reindex` again"))
+
+
+def _rebuild(config: Config, embed: bool, progress: Progress | None) -> dict[str, int]:
+    """The rebuild itself, the state dir's lock held."""
+    archive = AgentArchive(config.archive_dir)
+    history = AgentArchive(config.history_dir)
+    archived = archive_old(config, archive, history)
+    run_log = RunLog.in_state(config.state_dir)
+    runs_old(config, run_log)
+    usage_log = UsageLog(config.state_dir / USAGE_FILE)
+    outcomes_old(config, usage_log)
+    log_old(config, usage_log)
+    sessions_old(config, usage_log)
+    new = building(config.db_path)
+    discard(new)  # what a killed reindex left
+    store = Store(new)
+    try:
+        restored = restore_archives(store, archive, transcript_formats(config))
+        versions = restore_history(store, history)
+        replay_run_log(store, run_log)
+        runs = store.runs.count()
+        ledger = Ledger(config.ledger_dir)
+        replayed = (lambda done, total: progress("replaying the ledgers", done, total)) \
+            if progress else None
+        records = replay_ledgers(store, ledger, replayed)
+        replay_usage_log(store, usage_log)
+        lines_old(config, store)
+        vectors = embed_backlog(config, store, progress) if embed else 0
+        entries = sum(store.count_entries().values())
+    finally:
+        store.close()
+    set_aside(config)  # only now: a reindex killed before this leaves the old index as it was
+    move_aside(new, "", config.db_path)
+    return {"entries": entries, "records": records, "ledgers": len(ledger.agents()),
+            "vectors": vectors, "archives": len(archive.agents()), "restored": restored,
+            "archived": archived, "runs": runs, "versions": versions}
 
 
 def set_aside(config: Config) -> None:

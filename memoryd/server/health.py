@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd_client.paths import home_text
-from memoryd_client.views import duration
+from memoryd_client.views import duration, size_text
 from memoryd_client.wire import REVISION
 
 from memoryd import __version__
@@ -454,13 +454,13 @@ class Health:
             db = config.db_path.stat().st_size
         except OSError:
             db = 0
-        detail = (f"{usage.free / 1e9:.1f} GB free on the state dir's file system "
-                  f"({config.state_dir}; database {db / 1e6:.0f} MB)")
+        detail = (f"{size_text(usage.free)} free on the state dir's file system "
+                  f"({config.state_dir}; database {size_text(db)})")
         if sizes:
             parts = state_sizes(config.state_dir)
-            named = ", ".join(f"{name} {megabytes(size)}" for name, size in parts[:4] if size)
-            detail = (f"{usage.free / 1e9:.1f} GB free on the state dir's file system "
-                      f"({config.state_dir} holds {megabytes(sum(s for _, s in parts))}"
+            named = ", ".join(f"{name} {size_text(size)}" for name, size in parts[:4] if size)
+            detail = (f"{size_text(usage.free)} free on the state dir's file system "
+                      f"({config.state_dir} holds {size_text(sum(s for _, s in parts))}"
                       + (f": {named}" if named else "") + ")")
         if usage.free < DISK_PROBLEM_BYTES:
             return check("disk", PROBLEM, detail, "free some space: writes fail when it is full")
@@ -765,10 +765,3 @@ def state_sizes(state_dir: Path) -> list[tuple[str, int]]:
         except OSError:  # gone or unreadable meanwhile: not counted
             continue
     return sorted(sizes, key=lambda item: -item[1])
-
-
-def megabytes(size: int) -> str:
-    """A size as a person reads it: 740 KB, 2.4 MB, 216 MB."""
-    if size < 1e6:
-        return f"{max(1, round(size / 1e3))} KB"
-    return f"{size / 1e6:.1f} MB" if size < 10e6 else f"{size / 1e6:.0f} MB"

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import apsw
 
+from memoryd.store.fetch import integer
+
 log = logging.getLogger(__name__)
 
 #: A database's files: itself, its WAL and shared memory, and the rollback journal it has
@@ -77,6 +79,26 @@ def copies(path: Path) -> list[Path]:
     if backup(path).exists():
         found.append(backup(path))
     return sorted(found)
+
+
+def used_bytes(path: Path) -> int:
+    """The bytes of the database's pages that hold something (its free pages left out): about
+    what a rebuild of it takes again. 0 when there is none; its file's size when it cannot be
+    read (on a full disk a reader cannot make its shared-memory file)."""
+    try:
+        whole = path.stat().st_size
+    except OSError:
+        return 0
+    try:
+        db = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+        try:
+            pages, free, size = (integer(db, f"PRAGMA {name}")
+                                 for name in ("page_count", "freelist_count", "page_size"))
+        finally:
+            db.close()
+    except apsw.Error:
+        return whole
+    return (pages - free) * size
 
 
 def discard(path: Path) -> None:

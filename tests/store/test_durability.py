@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import signal
 import subprocess
@@ -221,11 +222,50 @@ def test_a_file_indexing_refused_by_a_full_disk_is_tried_again_and_its_problem_g
             (home / "filler").unlink()
             wait_until(lambda: c.search("glaze recipe oxide12x3", agents=["potter"])["hits"]
                        and last_problem() is None, 30)
+            # the room left, in words that say it (it was "0.0 GB free" with 21 MB free)
+            [disk] = [check for check in c.status()["health"]["checks"]
+                      if check["check"] == "disk"]
+            assert re.match(r"\d+(\.\d)? MB free on the state dir's file system", disk["detail"]), \
+                disk
     finally:
         assert stop(proc) == 0
     said = log.read_text()
     assert "Indexing " in said and "it is tried again in 5 s" in said
     assert "Traceback" not in said
+
+
+def test_a_reindex_on_a_full_disk_says_so_and_keeps_the_index_in_use(small_tmpfs: Path) -> None:
+    """`memoryd reindex` on a nearly full state disk: a traceback, "memoryd: crashed:
+    FullError", exit 1. It says there is not enough space, exit 3, with the index in use as it was and
+    nothing of the new one left; with vectors it is refused before it writes anything."""
+    home = small_tmpfs
+    proc = spawn(home, log=home.parent / "daemon.log")
+    with Client(home / "memoryd.sock", timeout_s=30) as c:
+        c.remember_many([{"agent": "a", "category": "notes", "text": f"note {i}: " + " ".join(
+            f"word{i}x{j}" for j in range(80))} for i in range(400)])
+    assert stop(proc) == 0
+    fill(home / "filler")  # then room for the new index to open, not to hold the entries
+    os.truncate(home / "filler", (home / "filler").stat().st_size - 256 * 1024)
+    for args, said in ((["--no-vectors"], "; the index in use is kept, and the unfinished one "
+                        "removed: free some space and run `memoryd reindex` again"),
+                       ([], "; the index in use is kept, nothing was written: free some space "
+                        "and run `memoryd reindex` again")):
+        done = run_memoryd("reindex", *args)
+        assert done.returncode == 3, done.stderr
+        last = done.stderr.splitlines()[-1]  # (after what SQLite logged of the full disk)
+        assert last.startswith(f"memoryd: not enough space to rebuild the index in {home}"), \
+            done.stderr
+        assert last.endswith(said) and "Traceback" not in done.stderr
+        assert not list(home.glob("memoryd.db.new*")) and not (home / "memoryd.db.bak").exists()
+        import apsw
+        db = apsw.Connection(str(home / "memoryd.db"), flags=apsw.SQLITE_OPEN_READONLY)
+        try:  # the index in use, whole
+            assert db.execute("SELECT count(*) FROM entries").fetchone()[0] == 400
+        finally:
+            db.close()
+    (home / "filler").unlink()
+    assert sorted(stored_texts(home, "a"))[:1] == ["note 0: " + " ".join(
+        f"word0x{j}" for j in range(80))]
 
 
 def distinct_note(i: int) -> str:
