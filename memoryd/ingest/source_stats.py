@@ -19,6 +19,8 @@ log = logging.getLogger(__name__)
 #: reads: what it said is indexed, its exchange dated by another of its times or when read.
 UNDATED = "bad_timestamp"
 MALFORMED = ("too_long", "invalid_json", "not_object", "bad_field", "internal_error", UNDATED)
+#: How a transcript's skipped lines begin as its problem (its row's error, and its source's).
+SKIPPED_LINES = "skipped lines: "
 
 
 @dataclass
@@ -59,14 +61,15 @@ def account(stats: dict[str, SourceStats], facts: FileFacts, change: Changes,
             problem: str | None) -> None:
     """A file indexed: its entries counted to its source, and its problem (if any) logged and
     kept as the source's last error; without one, an earlier problem of it (a full disk, a
-    FIFO in its place) is none any more."""
+    FIFO in its place) is none any more, but for its skipped lines, which a transcript's read
+    counts on its own (:class:`SkippedLines`)."""
     source = stats.setdefault(facts.source, SourceStats())
     source.entries_added += change.added
     source.entries_removed += change.removed
     if problem:
         source.error(facts.path, problem)
         log.warning("%s: %s", shown_text(facts.path), problem)
-    else:
+    elif not (source.last_error or "").startswith(SKIPPED_LINES):
         source.gone(facts.path)
 
 
@@ -142,4 +145,4 @@ class SkippedLines:
 
 
 def _skipped(counts: dict[str, int]) -> str:
-    return "skipped lines: " + ", ".join(f"{n} {reason}" for reason, n in sorted(counts.items()))
+    return SKIPPED_LINES + ", ".join(f"{n} {reason}" for reason, n in sorted(counts.items()))

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from memoryd.ingest.source_stats import UNDATED
+from memoryd.ingest.source_stats import SKIPPED_LINES, UNDATED
 from memoryd.ingest.transcript.parser_base import MAX_LINE_CHARS
 from memoryd.sources import DirLink
 from memoryd.store.durable import TORN_DIR
@@ -26,8 +26,6 @@ SHOWN_FILES = 3
 #: until the file has not changed for this long, then a note: nothing needs doing about them,
 #: and a warning that never cleared (even across restarts) hid the ones that matter.
 SKIPPED_FRESH_S = 86400.0
-#: The error a transcript's row holds for its malformed lines (memoryd.ingest.transcript_files).
-SKIPPED_LINES = "skipped lines: "
 
 
 def check(name: str, status: str, detail: str, fix: str | None = None) -> dict[str, Any]:
