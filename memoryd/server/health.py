@@ -28,7 +28,7 @@ from memoryd_client.wire import REVISION
 
 from memoryd import __version__
 from memoryd.agent_sources import default_sources
-from memoryd.config import Settings, check_config, managed_entries, resolved_root
+from memoryd.config import Config, Settings, check_config, managed_entries, resolved_root
 from memoryd.embedding.model import DEFAULT_MODEL_ID, DEFAULT_MODEL_SHA256
 from memoryd.errors import ConfigError
 from memoryd.ingest.watcher import Watcher, WatchTrouble
@@ -134,6 +134,7 @@ class Health:
         #: the configuration files as `config` last read them, and what it found
         self.config_seen: tuple[tuple[Any, ...], dict[str, Any]] | None = None
         self.installed = code
+        self.config_reading = asyncio.Lock()
 
     def methods(self) -> dict[str, Any]:
         return {"doctor": self.m_doctor}
@@ -411,9 +412,15 @@ class Health:
         ``fresh`` (`memory status`): read again only when a file changed."""
         config = self.settings.config
         files = (config.config_file, config.sources_file)
-        seen = tuple(_stamp(path) for path in files)
-        if not fresh and self.config_seen is not None and self.config_seen[0] == seen:
-            return self.config_seen[1]
+        async with self.config_reading:  # a burst of `memory status` reads them once
+            seen = tuple(_stamp(path) for path in files)
+            if not fresh and self.config_seen is not None and self.config_seen[0] == seen:
+                return self.config_seen[1]
+            found = await self._read_config(config, files)
+            self.config_seen = (seen, found)
+            return found
+
+    async def _read_config(self, config: Config, files: tuple[Path, Path]) -> dict[str, Any]:
         agents = await self.parts.db(self.parts.store.agents)
         try:
             _, warnings = await asyncio.to_thread(check_config, config.config_file, agents)
@@ -429,7 +436,6 @@ class Health:
                           f"correct the names in {config.config_file}, then `memory reload`") \
                 if warnings else check("config", OK, f"{read or 'no configuration file'}: "
                                        "no error")
-        self.config_seen = (seen, found)
         return found
 
     def environment(self) -> dict[str, Any]:
