@@ -231,6 +231,15 @@ class DaemonMethods(abc.ABC):
         return self.call("scope", drop_none({"id": entry_id, "scope": scope,
                                               "project": project, "agent": agent}))
 
+    def move_project(self, old: str, to: str | None = None, *, is_global: bool = False,
+                     agent: str | None = None) -> Any:
+        """Move the entries filed under project ``old`` (a directory that may no longer exist)
+        to the project of the directory ``to``, or (``is_global``) to the global tier, as one
+        run; ``memory undo`` of the reply's ``undo`` run moves them back. ``agent``: only that
+        agent's entries (default: every agent's)."""
+        return self.call("move_project", drop_none({"from": old, "to": to, "agent": agent,
+                                                     "global": is_global or None}))
+
     def supersede(
         self, entry_id: str, text: str, *, agent: str | None = None, confidence: float | None = None
     ) -> Any:

@@ -436,6 +436,21 @@ def print_scope(result: dict[str, Any]) -> None:
           "moves it back")
 
 
+def print_project_moved(result: dict[str, Any]) -> None:
+    """What `memory move-project` did: how many moved and the run that takes them back, and
+    each entry left where it was, with the reason."""
+    where = f"project {result['to']}" if result["to"] else "the global tier"
+    moved = result["moved"]
+    if moved:
+        print(f"moved {moved} entr{'y' if moved == 1 else 'ies'} from project {result['from']} "
+              f"to {where}; `memory undo {result['undo']}` moves them back")
+    elif not result["left"]:
+        print(f"the entries of project {result['from']} are in {where} already; nothing was "
+              "changed")
+    for left in result["left"]:
+        print(f"left {left['id']} in project {result['from']}: {left['why']}")
+
+
 def print_superseded(result: dict[str, Any]) -> None:
     print(f"stored {result['entry']['id']}, superseding {result['superseded']['id']}"
           + edited(result, "in"))

@@ -53,7 +53,8 @@ HEADER = struct.Struct(">I")
 
 #: Methods that write an agent's namespace: they act as the connection's bound agent.
 WRITE_METHODS = frozenset({"remember", "remember_many", "supersede", "forget", "file_write",
-                           "file_replace", "file_insert", "release", "purge", "scope"})
+                           "file_replace", "file_insert", "release", "purge", "scope",
+                           "move_project"})
 #: What each method takes. The daemon refuses a request carrying any other name, so that a
 #: misspelt filter ("kinds") is an error rather than a search of everything. Each map of
 #: ``remember_many``'s ``entries`` takes ``remember``'s params. ``writer`` and ``via`` are
@@ -76,6 +77,7 @@ PARAMS: dict[str, frozenset[str]] = {
     "forget": frozenset({"id", "agent", "reason"}),
     "supersede": frozenset({"id", "text", "agent", "confidence"}),
     "scope": frozenset({"id", "agent", "scope", "project"}),
+    "move_project": frozenset({"from", "to", "global", "agent"}),
     "history": frozenset({"id", "agent", "key"}),
     "sources": frozenset({"action", "name", "path", "kind", "format", "agent", "project_root",
                           "notebook_lines"}),

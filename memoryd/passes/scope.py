@@ -20,21 +20,31 @@ Refused, with the reason, and nothing changed:
 - the user's feedback, unless a person asks (memoryd.provenance).
 
 An entry already in that tier is left as it is (``moved`` false), and no run is recorded.
+
+``memory move-project OLD NEW|--global`` moves every entry filed under project OLD (a
+repository renamed, moved or deleted: OLD need not exist) in one run, each a change as above,
+undone together by ``memory undo RUN``: the entries written through the API and by the
+extractor, of every status (a superseded version goes with its head), of the agent the request
+names or of every agent. A watched file's entries are not moved (they follow their file: its
+project root's project). An active entry the target tier would refuse (the same memory there,
+another value of its key, the user's feedback for a request no person made) is left where it
+is, and the reply names it with the reason.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from memoryd.errors import BadParamsError, MemorydError, UnavailableError
+from memoryd.errors import BadParamsError, MemorydError, NotFoundError, UnavailableError
 from memoryd.passes.changes import Change
 from memoryd.passes.entry_files import from_file
 from memoryd.project import repository_of
-from memoryd.store.records import ScopeRequest, StoredEntry
-from memoryd.store.scope import key_in_tier, same_in_tier
+from memoryd.store.records import ProjectMoveRequest, ScopeRequest, StoredEntry
+from memoryd.store.scope import entries_of_project, key_in_tier, projects_of_entries, same_in_tier
 
 if TYPE_CHECKING:
     from memoryd.passes.api import PassContext
@@ -65,6 +75,26 @@ class Moved:
     project: str | None
     before: str | None = None
     undo: str | None = None
+
+
+@dataclass(frozen=True)
+class ProjectMoved:
+    """What ``move_project`` did: the project the entries were under (``old``) and the one
+    they are under now (``new``; None: global), how many moved, those ``left`` where they
+    were (id, why) and the run (None when nothing moved)."""
+
+    old: str
+    new: str | None
+    moved: int
+    left: list[tuple[str, str]]
+    undo: str | None = None
+
+
+def missing_projects(counts: dict[str, int]) -> dict[str, int]:
+    """Of the projects entries are filed under (and how many), those whose directory is gone
+    (a repository renamed, moved or deleted): ``memory move-project`` moves them on."""
+    return {project: n for project, n in sorted(counts.items())
+            if not os.path.isdir(project)}
 
 
 class ScopeMoves:
@@ -104,6 +134,68 @@ class ScopeMoves:
         return Moved(moved or entry, bool(summary["counts"].get("applied")), tier, project,
                      entry.project, summary["run"])
 
+    async def move_project(self, request: ProjectMoveRequest) -> ProjectMoved:
+        old = os.path.normpath(request.old)
+        project = None
+        if request.directory is not None:
+            project = await asyncio.to_thread(repository_of, request.directory)
+            if project is None:
+                raise BadParamsError(f"{request.directory} is in no git repository: entries "
+                                     "belong to a project only inside one (--global moves "
+                                     "them to the global tier)")
+        agent = request.asker.agent
+        entries = await self.db(entries_of_project, self.passes.parts.store, old, agent)
+        if not entries and os.path.isdir(old):  # a directory of the project, not its root
+            root = await asyncio.to_thread(repository_of, old)
+            if root is not None and root != old:
+                old = root
+                entries = await self.db(entries_of_project, self.passes.parts.store, old,
+                                        agent)
+        if not entries:
+            gone = missing_projects(await self.db(projects_of_entries,
+                                                  self.passes.parts.store))
+            raise NotFoundError(
+                f"no entries are filed under project {old}" + (f" of agent {agent}"
+                                                               if agent else "")
+                + (" (filed under directories that no longer exist: " + ", ".join(
+                    f"{p} ({n})" for p, n in gone.items()) + ")" if gone else "")
+                + "; a watched file's entries follow their file")
+        if project == old:
+            return ProjectMoved(old, project, 0, [])
+        left = await self.db(self._left_behind, entries, project, request)
+        moving = [e for e in entries if e.uid not in dict(left)]
+        if not moving:
+            return ProjectMoved(old, project, 0, left)
+        await self.passes.wait_until_free()
+        actor = request.asker.acts_as()
+        to = tier_name(project)
+        changes = [Change("entry", e.uid, "scope",
+                          f"memory move-project {old} {project or '--global'} by {actor}: "
+                          f"to {to}", {"project": old}, {"project": project})
+                   for e in moving]
+        summary = await self.passes._run(  # one run: one undo takes them all back
+            "scope", lambda ctx: _move_all(ctx, changes), agent=agent,
+            extra={"from": old, "to": project or "global"})
+        if summary.get("status") == "failed":
+            raise UnavailableError(f"move-project {old} failed ({summary['run']}): "
+                                   f"{summary.get('error') or 'see the daemon log'}")
+        return ProjectMoved(old, project, int(summary["counts"].get("applied", 0)), left,
+                            summary["run"])
+
+    def _left_behind(self, entries: list[StoredEntry], project: str | None,
+                     request: ProjectMoveRequest) -> list[tuple[str, str]]:
+        """The active entries the tier of ``project`` refuses, and why (database thread)."""
+        left = []
+        for entry in entries:
+            if entry.status != "active":
+                continue  # an old version or a forgotten one goes with the project
+            try:
+                self.entries.check_person_kept(entry, request.asker, "scope")
+                self._check(entry, project)
+            except MemorydError as exc:
+                left.append((entry.uid, str(exc)))
+        return left
+
     def _check(self, entry: StoredEntry, project: str | None) -> None:
         """Why the entry cannot go to ``project``'s tier, raised (database thread)."""
         name = entry.uid
@@ -134,6 +226,12 @@ class ScopeMoves:
             raise ScopeRefusedError(f"{tier_name(project)} already has a value of "
                                  f"{entry.key}: entry {rival.uid}; nothing was changed "
                                  "(supersede or forget one of them first)")
+
+
+def _move_all(ctx: PassContext, changes: list[Change]) -> Iterator[None]:
+    for change in changes:
+        ctx.count(ctx.runs.apply(ctx.run, change))
+        yield  # a slice each: searches go on meanwhile
 
 
 def _move(ctx: PassContext, change: Change) -> Iterator[None]:

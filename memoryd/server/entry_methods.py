@@ -1,6 +1,6 @@
-"""Wire methods ``forget``, ``supersede`` and ``scope``: the request parsed here
-(memoryd.server.requests), the work done by the passes' safe edits (a file entry's edit of its
-file: memoryd.passes.entry_files; a move between tiers: memoryd.passes.scope)."""
+"""Wire methods ``forget``, ``supersede``, ``scope`` and ``move_project``: the request parsed
+here (memoryd.server.requests), the work done by the passes' safe edits (a file entry's edit of
+its file: memoryd.passes.entry_files; a move between tiers: memoryd.passes.scope)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,12 @@ from memoryd.passes.entry_files import EntryEdit, FileEntryEdits
 from memoryd.passes.scope import ScopeMoves
 from memoryd.server.params import Params
 from memoryd.server.replies import entry_reply
-from memoryd.server.requests import forget_request, scope_request, supersede_request
+from memoryd.server.requests import (
+    forget_request,
+    project_move_request,
+    scope_request,
+    supersede_request,
+)
 
 
 class EntryMethods:
@@ -19,7 +24,8 @@ class EntryMethods:
         self.scopes = scopes
 
     def methods(self) -> dict[str, Any]:
-        return {"forget": self.m_forget, "supersede": self.m_supersede, "scope": self.m_scope}
+        return {"forget": self.m_forget, "supersede": self.m_supersede, "scope": self.m_scope,
+                "move_project": self.m_move_project}
 
     async def m_forget(self, params: Params) -> dict[str, Any]:
         """The entry forgotten; ``undo``: the run that takes it back; ``edited``: its file's
@@ -42,6 +48,13 @@ class EntryMethods:
         if done.undo is not None:
             reply.update(before=done.before, undo=done.undo)
         return reply
+
+    async def m_move_project(self, params: Params) -> dict[str, Any]:
+        """``from`` and ``to`` (None: global) as resolved, how many ``moved``, the entries
+        ``left`` where they were (``{id, why}``), the ``undo`` run (None: nothing moved)."""
+        done = await self.scopes.move_project(project_move_request(params))
+        return {"from": done.old, "to": done.new, "moved": done.moved, "undo": done.undo,
+                "left": [{"id": uid, "why": why} for uid, why in done.left]}
 
 
 def _extras(done: EntryEdit) -> dict[str, Any]:

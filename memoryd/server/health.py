@@ -33,6 +33,7 @@ from memoryd.embedding.model import DEFAULT_MODEL_ID, DEFAULT_MODEL_SHA256
 from memoryd.errors import ConfigError
 from memoryd.ingest.watcher import Watcher, WatchTrouble
 from memoryd.passes.runner import PassRunner
+from memoryd.passes.scope import missing_projects
 from memoryd.server.health_words import (
     OK,
     PROBLEM,
@@ -67,6 +68,7 @@ from memoryd.store.reader import (
     open_reader,
     quick_check,
 )
+from memoryd.store.scope import projects_of_entries
 
 #: Free space on the state dir's file system below which doctor warns, and below which a write
 #: may fail soon (SQLite needs room for its WAL and a rebuild needs room for a second database).
@@ -74,6 +76,8 @@ DISK_WARNING_BYTES = 1 << 30
 DISK_PROBLEM_BYTES = 100 << 20
 #: A backlog (vectors, files) that has not moved for this long while there is work is stuck.
 STUCK_S = 300.0
+#: How far back the "projects" check looks for sessions in projects no source watches.
+SESSIONS_LOOKED_AT_S = 30 * 86400
 #: How long the "sources" check tells of files the watcher did not report.
 UNSEEN_SHOWN_S = 24 * 3600
 RESTART = "restart memoryd (`memoryd service stop && memoryd service start`, or stop and run " \
@@ -298,6 +302,9 @@ class Health:
              *(["is a file, not a directory: " + "; ".join(what for what, _, _ in files)]
                if files else [])])
         fixes = []
+        if any(what.startswith("project ") for what, _, _ in gone):
+            fixes.append("a project moved or renamed: `memory sources add --project NEW`, and "
+                         "`memory move-project OLD NEW` for the entries stored in it")
         removable = [name for _, name, managed in gone if managed]
         if removable:
             fixes.append("create it, or stop watching it: " + "; ".join(
@@ -314,6 +321,42 @@ class Health:
                              if managed else f"{name} is defined in {config_file}; edit it there"
                              for _, name, managed in files))
         return check("sources", PROBLEM, detail, ". ".join(fixes))
+
+    async def projects(self) -> dict[str, Any]:
+        """The projects entries are filed under whose directory is gone (a repository renamed,
+        moved or deleted: no session starts there, so no memory block shows them), and the
+        projects sessions ran in lately that no project root watches (their instruction
+        files are not read, and their memory block holds only what was stored there)."""
+        store = self.parts.store
+        filed = await self.parts.db(projects_of_entries, store)
+        ran = await self.parts.db(store.sessions.projects_since,
+                                  time.time() - SESSIONS_LOOKED_AT_S)
+        gone = await asyncio.to_thread(missing_projects, filed)
+        watcher = self.watcher
+        watched = set(watcher.projects.values()) | set(watcher.project_roots.values()) \
+            if watcher is not None else set()
+        unwatched = await asyncio.to_thread(
+            lambda: [p for p in sorted(ran) if p not in watched and os.path.isdir(p)])
+        said, fixes = [], []
+        if gone:
+            said.append("entries filed under a project directory that no longer exists: "
+                        + "; ".join(f"{project} ({n} entr{'y' if n == 1 else 'ies'})"
+                                    for project, n in gone.items()))
+            fixes.append("if the repository moved or was renamed: `memory move-project OLD "
+                         "NEW` moves them (`memory move-project OLD --global` to every "
+                         "project)")
+        if unwatched:
+            shown = unwatched[:SHOWN_FILES]
+            said.append("sessions ran lately in projects no source watches (their CLAUDE.md, "
+                        "AGENTS.md, … are not read): " + ", ".join(shown)
+                        + (f" and {len(unwatched) - len(shown)} more"
+                           if len(unwatched) > len(shown) else ""))
+            fixes.append("; ".join(f"memory sources add --project {shlex.quote(p)}"
+                                   for p in shown))
+        if said:
+            return check("projects", WARNING, "; ".join(said), "; ".join(fixes))
+        return check("projects", OK, f"{len(filed)} projects hold entries, each there; every "
+                     "project sessions ran in lately is watched")
 
     async def file_problems(self) -> FileProblems:
         """The files with a problem now, from the index (their row's error: skipped, or read
@@ -704,6 +747,7 @@ class Health:
             self.writes(),
             await asyncio.to_thread(self.disk, True),
             self.sources(),
+            await self.projects(),
             await self.sessions(),
             self.skipped(files),
             await self.unwritten(),

@@ -17,7 +17,13 @@ from memoryd.redact import redact
 from memoryd.retrieval.records import MAX_HITS, MAX_QUERY_CHARS, FilterRequest, SearchRequest
 from memoryd.server.params import Params, echo
 from memoryd.store.entries import KINDS, MAX_TEXT_CHARS, STATUSES
-from memoryd.store.records import Asker, EntryRequest, RememberRequest, ScopeRequest
+from memoryd.store.records import (
+    Asker,
+    EntryRequest,
+    ProjectMoveRequest,
+    RememberRequest,
+    ScopeRequest,
+)
 from memoryd.text import lower_keeping_marks
 from memoryd.writes import MAX_BATCH
 
@@ -117,6 +123,23 @@ def scope_request(params: Params) -> ScopeRequest:
         raise BadParamsError("scope: scope 'project' needs the project's directory "
                              "(project=DIR)")
     return ScopeRequest(EntryRequest(id=entry_id(params), asker=asker(params)), tier, directory)
+
+
+def project_move_request(params: Params) -> ProjectMoveRequest:
+    """``move_project``: ``from`` a project's directory (an absolute path; it need not exist
+    any more) ``to`` the project of a directory, or ``global``."""
+    old = params.path("from", required=True)
+    assert old is not None
+    if not old.startswith("/"):
+        raise BadParamsError(f"move_project: from must be an absolute path; got {old!r}")
+    to = params.path("to")
+    if (to is None) == (not params.flag("global")):
+        raise BadParamsError("move_project: say where the entries go: to=DIR (the project of "
+                             "that directory) or global=true")
+    caller = params.caller  # unbound (every agent's entries): recorded as the channel's
+    who = asker(params) if caller is None or caller.agent is not None else Asker(
+        agent=None, writer=f"user ({caller.channel})", human=caller.human)
+    return ProjectMoveRequest(old, who, to)
 
 
 def filter_request(params: Params, shared_agents: tuple[str, ...], *, every_agent: bool = False,

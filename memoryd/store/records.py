@@ -231,3 +231,13 @@ class ScopeRequest:
     entry: EntryRequest
     tier: str
     directory: str | None = None
+
+
+@dataclass(frozen=True)
+class ProjectMoveRequest:
+    """Move the entries filed under project ``old`` (a path, there or not) to the project of
+    ``directory`` (None: the global tier): ``memory move-project``."""
+
+    old: str
+    asker: Asker
+    directory: str | None = None

@@ -86,6 +86,13 @@ class Sessions:
 
     # -- sessions -----------------------------------------------------------------------
 
+    def projects_since(self, since: float) -> dict[str, int]:
+        """The projects sessions ran in (seen since ``since``), and how many sessions each."""
+        rows = self._db.execute(
+            "SELECT project, count(*) FROM sessions WHERE project IS NOT NULL AND "
+            "coalesce(last_seen, started) >= ? GROUP BY project", (since,)).fetchall()
+        return {str(project): count for project, count in rows if isinstance(count, int)}
+
     def register(self, session: str, harness: str, agent: str, cwd: str | None,
                  project: str | None, transcript_path: str | None, ts: float) -> bool:
         """A session a hook reports starting (again: it reopens); returns whether it is new

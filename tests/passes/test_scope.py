@@ -163,3 +163,76 @@ def test_a_move_is_kept_by_a_rebuild_and_can_still_be_undone(memoryd_home, embed
             assert client.get(entry["id"])["project"] == str(shop)
     finally:
         running.stop()
+
+
+def test_a_moved_repositorys_entries_follow_it_with_move_project(memoryd_home, embedder,
+                                                                 tmp_path) -> None:
+    """A repository renamed strands the entries stored in it under the old directory: doctor
+    counts them, `memory move-project OLD NEW` moves every agent's in one run (a watched
+    file's entries follow their file, not the command), undone as one, kept by a rebuild."""
+    alpha = git_repository(tmp_path / "code" / "alpha")
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as client:
+            uv = client.remember("claude-code", "tooling", "Use uv, not pip", kind="lesson",
+                                 cwd=str(alpha))["entry"]
+            port = client.remember("codex", "infra", "The dev server listens on 8642",
+                                   cwd=str(alpha))["entry"]
+            old = client.remember("codex", "infra", "Deploys go through staging first",
+                                  cwd=str(alpha))["entry"]
+            newer = client.supersede(old["id"], "Deploys go through canary first",
+                                     agent="codex")["entry"]
+            alpha2 = tmp_path / "code" / "alpha2"
+            alpha.rename(alpha2)
+            assert not in_block(client, alpha2, "Use uv, not pip")  # stranded
+
+            doctor = run_cli("doctor")
+            assert f"entries filed under a project directory that no longer exists: {alpha} " \
+                "(3 entries)" in doctor.stdout
+            assert "memory move-project OLD NEW" in doctor.stdout
+
+            moved = run_cli("move-project", str(alpha), str(alpha2))
+            assert moved.returncode == 0, moved.stderr
+            assert moved.stdout.startswith(f"moved 4 entries from project {alpha} to project "
+                                           f"{alpha2}; `memory undo r")
+            run = moved.stdout.split("`memory undo ")[1].split("`")[0]
+            for entry in (uv, port, old, newer):
+                assert client.get(entry["id"])["project"] == str(alpha2)
+            assert in_block(client, alpha2, "Use uv, not pip")
+            assert in_block(client, alpha2, "canary")  # codex's own block
+            assert "no longer exists" not in run_cli("doctor").stdout
+            again = run_cli("move-project", str(alpha), str(alpha2))
+            assert again.returncode == 1
+            assert f"no entries are filed under project {alpha}" in again.stderr
+    finally:
+        running.stop()
+    running = reindexed(embedder)
+    try:
+        with Client(running.socket) as client:
+            assert client.get(port["id"])["project"] == str(alpha2)  # the ledgers have it
+            undone = run_cli("undo", run)
+            assert undone.returncode == 0, undone.stderr
+            assert {client.get(e["id"])["project"] for e in (uv, port, old, newer)} == {
+                str(alpha)}
+    finally:
+        running.stop()
+
+
+def test_move_project_leaves_what_the_new_tier_refuses_and_says_why(daemon, client,
+                                                                    tmp_path) -> None:
+    shop = git_repository(tmp_path / "shop")
+    one = client.remember("claude-code", "tooling", "Use uv, not pip", cwd=str(shop))["entry"]
+    two = client.remember("claude-code", "style", "Prefer small commits", cwd=str(shop))["entry"]
+    there = client.remember("claude-code", "tooling", "Use uv, not pip",
+                            is_global=True)["entry"]
+    moved = run_cli("move-project", str(shop), "--global", "--agent", "claude-code")
+    assert moved.returncode == 0, moved.stderr
+    assert f"moved 1 entry from project {shop} to the global tier" in moved.stdout
+    assert f"left {one['id']} in project {shop}: the global tier already holds this memory: " \
+        f"entry {there['id']}" in moved.stdout
+    assert client.get(two["id"])["project"] is None
+    assert client.get(one["id"])["project"] == str(shop)
+    neither = run_cli("move-project", str(shop))
+    assert neither.returncode == 2 and "give NEW" in neither.stderr
+    outside = run_cli("move-project", str(shop), str(tmp_path))
+    assert outside.returncode == 2 and "is in no git repository" in outside.stderr

@@ -41,6 +41,7 @@ GROUPS: dict[str, str] = {
     "forget": "entries",
     "supersede": "entries",
     "scope": "entries",
+    "move-project": "entries",
     "history": "entries",
     "list": "entries",
     "recent": "entries",

@@ -1,6 +1,6 @@
 """The commands of memory itself: store, search, get, forget, supersede, scope, history and
-release an entry; list, recent, export and import entries without a query; purge an agent's
-entries for good."""
+release an entry; move a project's entries (move-project); list, recent, export and import
+entries without a query; purge an agent's entries for good."""
 
 from __future__ import annotations
 
@@ -64,6 +64,16 @@ def _history(args: Args, client: Client) -> Any:
     if not args.id and not (args.agent and args.key):
         raise UsageError("memory history: give an ID, or --agent and --key")
     return client.history(args.id, agent=args.agent, key=args.key)
+
+
+def _move_project(args: Args, client: Client) -> Any:
+    """`memory move-project OLD NEW|--global`: paths taken from here, as the shell gave them."""
+    if (args.new is None) == (not args.to_global):
+        raise UsageError("memory move-project: give NEW (a directory of the project they go "
+                         "to) or --global, one of them")
+    new = os.path.abspath(os.path.expanduser(args.new)) if args.new is not None else None
+    return client.move_project(os.path.abspath(os.path.expanduser(args.old)), new,
+                               is_global=args.to_global, agent=args.agent)
 
 
 def _scope(args: Args, client: Client) -> Any:
@@ -190,6 +200,29 @@ COMMANDS: dict[str, Command] = {
         exits="0 moved (or already there); 1 refused (an entry of a watched file, not active, "
         "the same memory or another value of its key already there, not the agent's, not "
         "found)", usage_exit="usage error (also DIR in no git repository)"),
+    "move-project": Command(
+        help="move the entries filed under a project (renamed, moved, deleted) to another "
+        "project or to the global tier",
+        description="Entries stored through the API are filed under the project (the git "
+        "repository) they were written in; a repository renamed, moved or deleted leaves them "
+        "under a directory no session starts in (`memory doctor` names such projects). This "
+        "moves them, every agent's (--agent: one agent's), superseded versions with them, to "
+        "the project of NEW or, with --global, to the global tier: one run, which `memory "
+        "undo RUN` takes back; kept by a rebuild. A watched file's entries are not moved: "
+        "they follow their file. An entry the new tier refuses (as `memory scope` would: the "
+        "same memory or another value of its key there) is left where it is and named.",
+        args=(Arg("old", metavar="OLD", help="the project's directory as it was (it need "
+                  "not exist any more; a relative path is taken from here)"),
+              Arg("new", optional=True, metavar="NEW",
+                  help="a directory in the repository they go to (not with --global)"),
+              Arg("--global", kind="flag", dest="to_global",
+                  help="move them to the global tier (every project)"),
+              Arg("--agent", help="only this agent's entries (default: every agent's)")),
+        request=_move_project, show=plain(views.print_project_moved),
+        examples=("memory move-project ~/code/alpha ~/code/alpha2",
+                  "memory move-project ~/code/old-shop --global", "memory undo r12"),
+        exits="0 moved (the entries the new tier refused named); 1 no entries filed under "
+        "OLD", usage_exit="usage error (also NEW in no git repository)"),
     "history": Command(
         help="an entry's history: its versions and events (by id, or agent + key)",
         args=(Arg("id", optional=True, help="entry id or prefix (or give --agent and --key)"),
