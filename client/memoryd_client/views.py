@@ -129,10 +129,8 @@ def print_sources(status: dict[str, Any]) -> None:
     print(f"queue: {ingest['queue']}" + (" (scanning)" if ingest.get("scanning") else ""))
     absent: list[str] = []  # nothing there and nothing to say: named on one line at the end
     empty: list[str] = []  # its directory there, no file of it yet (most of a project root's)
-    added = set(status.get("added", ()))  # `memory sources add`: shown whole, files or not
     for source in ingest["sources"]:
-        if source["name"] not in added and not (
-                source["files"] or source["entries_added"] or source["entries_removed"]
+        if not (source["files"] or source["entries_added"] or source["entries_removed"]
                 or source["skipped"] or source["last_error"] or source.get("indexed")):
             (empty if source["root_exists"] else absent).append(source["name"])
             continue
@@ -150,11 +148,6 @@ def print_sources(status: dict[str, Any]) -> None:
             print("    skipped: " + ", ".join(f"{n} {r}" for r, n in skipped))
         if source["last_error"]:
             print(f"    last problem: {source['last_error_path']}: {source['last_error']}")
-        for owner, n in sorted((status.get("read_by") or {}).get(source["name"], {}).items()):
-            files = "1 file it matches is" if n == 1 else f"{n} files it matches are"
-            print(f"    {files} read by source {owner} already (a file is read by the first "
-                  f"source that matches it; `memory sources remove {owner}` to read "
-                  f"{'it' if n == 1 else 'them'} here)")
     for link in ingest.get("dir_links") or []:
         print(f"symlinked directory {link['path']} -> {link['target']}: " + (
             f"followed, its files indexed under {link['path']}" if link["why_not"] is None
@@ -165,8 +158,73 @@ def print_sources(status: dict[str, Any]) -> None:
     if absent:
         print(f"not present ({len(absent)}: their files or directories do not exist; --json "
               "gives where each looks): " + ", ".join(families(absent)))
-    for warning in status.get("warnings") or ():  # `memory sources add`: a costly glob
+
+
+def print_read_by(status: dict[str, Any], name: str) -> None:
+    """The files a source just added matches that another source reads already; how to read
+    them here only where that works (one of a project root's sources is not removed alone)."""
+    for owner, n in sorted((status.get("read_by") or {}).get(name, {}).items()):
+        files = "1 file it matches is" if n == 1 else f"{n} files it matches are"
+        how = "" if owner.startswith("project:") else \
+            f"; `memory sources remove {owner}` to read {'it' if n == 1 else 'them'} here"
+        print(f"    {files} read by source {owner} already (a file is read by the first "
+              f"source that matches it{how})")
+
+
+def print_sources_added(status: dict[str, Any]) -> None:
+    """What `memory sources add` added: a source with its files, or a project root with the
+    files found in it (its sources without one counted, not listed); where a project root
+    lies inside a repository already watched, said; a costly glob warned of on stderr.
+    `memory sources` lists every source."""
+    added = set(status.get("added", ()))
+    mine = [s for s in status.get("ingest", status)["sources"] if s["name"] in added]
+    inside = status.get("inside")
+    if not mine:
+        print("nothing added: those sources are watched already (memory sources lists them)")
+    for source in mine:
+        if source["name"].startswith("project:"):
+            continue
+        agent = source["agent"] or "{agent}"
+        lines = source.get("notebook_lines")
+        cap = f", notebooks {lines} lines" if lines else ""
+        print(f"added source {source['name']}: {source['path']} [{source['kind']}, "
+              f"{source['format']}, agent {agent}{cap}]: {files_word(source['files'])}"
+              + ("" if source["root_exists"] else " (not present yet)"))
+        print_read_by(status, source["name"])
+    project = [s for s in mine if s["name"].startswith("project:")]
+    if project:
+        root = status.get("project_root") or "?"
+        with_files = [s for s in project if s["files"]]
+        print(f"added project root {root}: {len(project)} sources (its agents' instruction "
+              f"files), {files_word(sum(s['files'] for s in project))} found"
+              + (":" if with_files else ""))
+        for source in with_files:
+            print(f"    {source['path']}: {files_word(source['files'])}")
+            print_read_by(status, source["name"])
+        if len(with_files) < len(project):
+            print(f"    the other {len(project) - len(with_files)} have no file yet (watched: "
+                  "a file that appears is indexed)")
+    if inside is not None:
+        watched = inside["watched_by"]
+        print(f"note: {inside['root']} is inside repository {inside['project']}"
+              + (f", which project root {', '.join(watched)} watches already" if watched else "")
+              + f": its files belong to project {inside['project']}, as a session there does; "
+              f"`memory sources remove {inside['root']}` undoes this add")
+    for warning in status.get("warnings") or ():  # a costly glob
         print(f"warning: {warning}", file=sys.stderr)
+
+
+def print_sources_removed(status: dict[str, Any]) -> None:
+    """What `memory sources remove` did, and how many sources stopped with it."""
+    stopped = status.get("stopped") or []
+    print(status.get("removed", "removed") + (
+        f" ({len(stopped)} source{'' if len(stopped) == 1 else 's'} no longer watched: the "
+        "entries of their files left the index, but of a file another source reads; the "
+        "files are as they were)" if stopped else ""))
+
+
+def files_word(n: int) -> str:
+    return "1 file" if n == 1 else f"{n} files"
 
 
 def families(names: list[str]) -> list[str]:

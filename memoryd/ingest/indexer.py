@@ -487,6 +487,10 @@ class Indexer:
             forget_open_turns(self.store, path)
         return changes
 
+    def paths_of_source(self, name: str) -> list[str]:
+        """The indexed files of source ``name``."""
+        return self.store.files.paths_of_source(name)
+
     def drop_source(self, name: str) -> Changes:
         """A source was removed (or a built-in disabled): its files' entries leave the index,
         each an event, and so do the sessions its transcripts registered

@@ -44,6 +44,7 @@ from memoryd.passes.api import PassParts
 from memoryd.passes.entry_files import FileEntryEdits
 from memoryd.passes.runner import PassRunner
 from memoryd.passes.scope import ScopeMoves
+from memoryd.project import project_of
 from memoryd.scheduling import Traffic
 from memoryd.server.dispatch import Dispatcher, Handler
 from memoryd.server.entry_methods import EntryMethods
@@ -408,8 +409,14 @@ class Daemon:
                         if (warning := broad_watch(source, self.watcher.home))]
             for warning in warnings:
                 log.warning("%s.", warning)
+            # a source that gave way to the new one (the nested CLAUDE.md of a repository's
+            # root, when its subdirectory becomes a root): its files are read by the new one
+            await self._hand_over(before - {s.name for s in self.watcher.sources})
             await self.watcher.scanned(started, ADDED_SCAN_S)
             read_by = await self.db(self._read_by_others, added)
+            root = str(Path(str(data["project_root"])).expanduser().resolve()) \
+                if "project_root" in data else None
+            inside = await asyncio.to_thread(self._inside_repository, root) if root else None
         elif action == "remove":
             name = params.text("name", required=True, max_len=4096)
             assert name is not None and self.watcher is not None
@@ -417,12 +424,40 @@ class Daemon:
             done = remove_source(self.config, name)
             log.info("Sources: %s.", done)
             await self.m_reload(params)
-            for gone in sorted(before - {s.name for s in self.watcher.sources}):
-                await self.db(self.watcher.indexer.drop_source, gone)
+            stopped = sorted(before - {s.name for s in self.watcher.sources})
+            await self._hand_over(set(stopped))  # a file another source matches stays
         assert self.watcher is not None
-        return {**self.watcher.status(), "sources_file": str(self.config.sources_file),
-                **({"added": added, "read_by": read_by, "warnings": warnings}
-                   if action == "add" else {})}
+        reply = {**self.watcher.status(), "sources_file": str(self.config.sources_file)}
+        if action == "add":
+            reply |= {"added": added, "read_by": read_by, "warnings": warnings}
+            if root is not None:
+                reply["project_root"] = root
+            if inside is not None:
+                reply["inside"] = inside
+        elif action == "remove":
+            reply |= {"removed": done, "stopped": stopped}
+        return reply
+
+    async def _hand_over(self, gone: set[str]) -> None:
+        """Sources removed, or replaced by a new one: their files leave the index under them,
+        and those another source matches now are read again by it (their lines keep their ids
+        and dates)."""
+        assert self.watcher is not None
+        for name in sorted(gone):
+            paths = await self.db(self.watcher.indexer.paths_of_source, name)
+            await self.db(self.watcher.indexer.drop_source, name)
+            self.watcher.enqueue(paths)
+
+    def _inside_repository(self, root: str) -> dict[str, Any] | None:
+        """A project root added inside another project's repository (a subdirectory of a
+        monorepo): its files belong to that project, and which watched root covers it."""
+        assert self.watcher is not None
+        project = project_of(root)
+        if project is None or project == root:
+            return None
+        covering = sorted({r for name, r in self.watcher.project_roots.items()
+                           if self.watcher.projects.get(name) == project and r != root})
+        return {"root": root, "project": project, "watched_by": covering}
 
     def _read_by_others(self, names: list[str]) -> dict[str, dict[str, int]]:
         """(database thread) For each source just added: the files its pattern matches that
@@ -431,10 +466,12 @@ class Daemon:
         assert self.watcher is not None
         home = self.watcher.home
         found: dict[str, dict[str, int]] = {}
+        current = {s.name for s in self.watcher.sources}  # not one that gave way to it
         for source in (s for s in self.watcher.sources if s.name in names):
             files = self.watcher.indexer.store.files
             for path, owner in files.sources_below(str(source.root(home))):
-                if owner != source.name and source.match(Path(path), home) is not None:
+                if owner != source.name and owner in current \
+                        and source.match(Path(path), home) is not None:
                     counts = found.setdefault(source.name, {})
                     counts[owner] = counts.get(owner, 0) + 1
         return found

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +31,17 @@ def test_removed_source_leaves_the_index_and_comes_back_when_added_again(client:
     added = run_cli("sources", "add", "notes", "~/notes/**/*.md", "--kind", "memory",
                     "--agent", "designer")
     assert added.returncode == 0, added.stderr
-    assert "    files 1," in added.stdout  # counted before the reply: it once said 0
+    # what was added, not every source (F-3: 67 lines), its files counted before the reply
+    # (it once said 0)
+    assert added.stdout == "added source notes: ~/notes/**/*.md [memory, markdown, agent " \
+        "designer]: 1 file\n"
     wait_until(lambda: len(texts(client, "whiskers printer cat")) == 2)
 
     removed = run_cli("sources", "remove", "notes")
     assert removed.returncode == 0, removed.stderr
+    assert removed.stdout == "removed source notes (1 source no longer watched: the entries " \
+        "of their files left the index, but of a file another source reads; the files are as " \
+        "they were)\n"
     assert texts(client, "whiskers printer cat") == []
     assert texts(client, "whiskers printer cat", status="any") == []
     assert file.read_bytes() == before
@@ -88,7 +95,10 @@ def test_one_of_a_projects_sources_names_the_root_to_remove(client: Client) -> N
     (shop / "packages/api/CLAUDE.md").write_text("- The API answers JSON.\n")
     added = run_cli("sources", "add", "--project", str(shop))
     assert added.returncode == 0, added.stderr
-    assert f"project:{shop}:CLAUDE.local.md: {shop}/CLAUDE.local.md" in added.stdout  # added
+    assert added.stdout.splitlines() == [  # what was added, in a few lines
+        f"added project root {shop}: 25 sources (its agents' instruction files), 1 file found:",
+        f"    {shop}/packages/api/CLAUDE.md: 1 file",
+        "    the other 24 have no file yet (watched: a file that appears is indexed)"]
     nested = f"project:{shop}:nested:packages/api/CLAUDE.md"
     wait_until(lambda: texts(client, "api answers json") == ["The API answers JSON."])
     for name in (f"project:{shop}:CLAUDE.md", nested):
@@ -103,8 +113,45 @@ def test_one_of_a_projects_sources_names_the_root_to_remove(client: Client) -> N
     [empty] = [line for line in listing if line.startswith("no files yet (")]
     assert f"project:{shop}:CLAUDE.local.md, " in empty
     assert not any(line.startswith(f"project:{shop}:CLAUDE.local.md:") for line in listing)
-    assert run_cli("sources", "remove", str(shop)).returncode == 0
+    removed = run_cli("sources", "remove", str(shop))
+    assert removed.returncode == 0, removed.stderr
+    assert removed.stdout.startswith(f"removed project root {shop} (25 sources no longer "
+                                     "watched")  # the daemon's words reach the user
     assert texts(client, "api answers json") == []
+
+
+def test_a_subdirectory_of_a_watched_repository_added_says_whose_it_is(client: Client,
+                                                                       tmp_path: Path) -> None:
+    """F-3: adding mono/packages/web (a directory of repository mono, watched) advised `memory
+    sources remove project:…:nested:packages/web/CLAUDE.md`, which failed (no source named
+    so: it had given way to the new root's). The add says the directory is inside mono, and
+    the file is read by the new root's source, its line the same entry under the same id."""
+    mono = tmp_path / "mono"
+    web = mono / "packages/web"
+    web.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(mono)], check=True)
+    (web / "CLAUDE.md").write_text("- Web builds with vite.\n")
+    assert run_cli("sources", "add", "--project", str(mono)).returncode == 0
+    wait_until(lambda: texts(client, "web builds vite") == ["Web builds with vite."])
+    [before] = client.search("web builds vite", agents=["*"])["hits"]
+
+    added = run_cli("sources", "add", "--project", str(web))
+    assert added.returncode == 0, added.stderr
+    assert "memory sources remove project:" not in added.stdout
+    assert f"note: {web} is inside repository {mono}, which project root {mono} watches " \
+        f"already: its files belong to project {mono}" in added.stdout
+    assert f"`memory sources remove {web}` undoes this add" in added.stdout
+
+    def read_by_web() -> bool:
+        listed = run_cli("status", "--sources", "--json").stdout
+        return any(s["name"] == f"project:{web}:CLAUDE.md" and s.get("indexed") == 1
+                   for s in json.loads(listed)["ingest"]["sources"])
+
+    wait_until(read_by_web)
+    [after] = client.search("web builds vite", agents=["*"])["hits"]
+    assert (after["id"], after["project"]) == (before["id"], str(mono))
+    assert run_cli("sources", "remove", str(web)).returncode == 0
+    wait_until(lambda: texts(client, "web builds vite") == ["Web builds with vite."])
 
 
 def test_a_transcript_source_removed_and_added_again_counts_its_sessions_once(

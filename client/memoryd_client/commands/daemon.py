@@ -95,14 +95,14 @@ COMMANDS: dict[str, Command] = {
                           "(default: passes.notebook_lines, 80)"),
                       Arg("--project", metavar="DIR",
                           help="index CLAUDE.md, AGENTS.md, … in this project")),
-                request=_add_source, show=plain(views.print_sources),
+                request=_add_source, show=plain(views.print_sources_added),
                 examples=("memory sources add notes '~/notes/{agent}/**/*.md' --kind memory",
                           "memory sources add --project ~/src/shop"), exits="0 added"),
             "remove": Command(
                 help="remove an added source, disable a built-in, or drop a project root",
                 args=(Arg("name", help="source name, or a project root directory"),),
                 request=lambda a, c: c.sources("remove", name=a.name),
-                show=plain(views.print_sources), examples=("memory sources remove notes",),
+                show=plain(views.print_sources_removed), examples=("memory sources remove notes",),
                 exits="0 removed")}),
     "reload": Command(
         help="re-read the configuration (as SIGHUP does)", progress=True,
