@@ -388,6 +388,17 @@ def next_steps(harness: str) -> list[str]:
              f"under [features] in {config}.")]
 
 
+def watch_step(project: str | None) -> str:
+    """The step the hooks do not take: a repository's instruction files are read once it is a
+    project root (docs/agents.md, "Hooks")."""
+    command = f"memory sources add --project {shlex.quote(project)}" if project else \
+        "memory sources add --project DIR"
+    return (f"  Then `{command}` for each repository you work in: its CLAUDE.md, AGENTS.md, "
+            "… are read once it is watched; until then its sessions' memory block holds only "
+            "what was stored there and the global memory (`memory doctor` names the "
+            "projects sessions ran in that are not watched).")
+
+
 def _reach() -> list[str]:
     from memoryd_client.paths import socket_text
 
@@ -491,7 +502,7 @@ def install(harness: str, project: str | None = None) -> str:
         (" (new file)" if settings.text is None else "")
     lines = [said, *_describe(settings, backup, harness, created),
              *_exclude(project, path, add=True), *_reach(),
-             *next_steps(harness)]
+             *next_steps(harness), watch_step(project)]
     legacy = legacy_path(harness, project)
     if legacy is not None and _ours_in(legacy, harness):
         lines.append(f"  note: {legacy} (committable) also holds memoryd hooks, written there "

@@ -650,3 +650,31 @@ def test_a_cline_hook_file_is_one_hook_not_1_hooks(memoryd_home) -> None:
         assert ": 1 hook, running " in line and "1 hooks" not in line, line
     [cursor] = [line for line in result.stdout.splitlines() if " hooks cursor " in line]
     assert ": 4 hooks, running " in cursor, cursor
+
+
+def test_a_hooked_project_no_source_watches_is_named_with_the_command(daemon, client,
+                                                                      tmp_path) -> None:
+    """F-4: a repository whose sessions run the hooks got an empty SessionStart until `memory
+    sources add --project` was run, and nothing said that step was needed: `hook install`
+    says it, and doctor names the projects sessions ran in that no root watches."""
+    shop = tmp_path / "shop"
+    shop.mkdir()
+    subprocess.run(["git", "init", "-q", str(shop)], check=True)
+    (shop / "CLAUDE.md").write_text("- Shop deploys on Fridays only.\n")
+    installed = run_cli("hook", "install", "claude-code")
+    assert installed.returncode == 0, installed.stderr
+    assert "Then `memory sources add --project DIR` for each repository you work in" \
+        in installed.stdout
+    started = subprocess.run(
+        [sys.executable, "-m", "memoryd_client", "hook", "claude-code", "SessionStart"],
+        input=json.dumps({"session_id": "s-shop", "cwd": str(shop), "source": "startup",
+                          "hook_event_name": "SessionStart"}),
+        capture_output=True, text=True, timeout=60, check=False)
+    assert started.returncode == 0, started.stderr
+    wait_until(lambda: by_name(doctor()[1])["projects"]["status"] == "warning")
+    projects = by_name(doctor()[1])["projects"]
+    assert f"sessions ran lately in projects no source watches (their CLAUDE.md, AGENTS.md, " \
+        f"… are not read): {shop}" in projects["detail"]
+    assert projects["fix"] == f"memory sources add --project {shop}"
+    assert run_cli("sources", "add", "--project", str(shop)).returncode == 0
+    assert by_name(doctor()[1])["projects"]["status"] == "ok"
