@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd_client.status_view import health_line
+from memoryd_client.wire import REVISION
 
 from memoryd.server.health_words import skipped_lines
 from tests.conftest import run_cli, start_daemon, wait_until
@@ -76,8 +77,9 @@ def test_the_embedding_share_counts_this_backlog_and_is_not_shown_while_files_ad
     """The report's 96% → 65%: the share was vectors over the whole store, which files being
     parsed made grow. Now it counts the entries embedded since this backlog began; while files
     are still being indexed (adding to it) it gives counts, not a share."""
-    base: dict[str, Any] = {"health": {"state": "ok", "checks": []}, "vectors": 10_196,
-                            "backlog": 1_200, "embedding": {"done": 400, "eta_s": 30.0}}
+    base: dict[str, Any] = {"health": {"state": "ok", "checks": []}, "revision": REVISION,
+                            "vectors": 10_196, "backlog": 1_200,
+                            "embedding": {"done": 400, "eta_s": 30.0}}
     indexing = {"ingest": {"initial": {"started": time.time() - 10, "finished": None,
                                        "done": 448, "total": 1_500, "eta_s": 16.0}}}
     assert health_line({**base, **indexing}) == (
@@ -106,7 +108,8 @@ def test_files_written_while_memoryd_runs_show_indexing_progress(memoryd_home: P
 
     status = asyncio.run_coroutine_threadsafe(queue_and_look(), daemon.loop).result(10)
     assert status["indexing"] == {"done": 0, "total": 3}
-    line = health_line({"health": {"state": "ok", "checks": []}, "ingest": status})
+    line = health_line({"health": {"state": "ok", "checks": []}, "revision": REVISION,
+                        "ingest": status})
     assert line == "healthy · indexing files 0/3 (0%)"
 
     def indexed() -> None:
