@@ -16,7 +16,6 @@ memoryd.store.usage_log); the daemon indexes the watched files when it starts.""
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
 import logging
 import os
@@ -24,7 +23,6 @@ import shutil
 import time
 from collections.abc import Callable, Iterator
 
-import apsw
 import numpy as np
 from memoryd_client.views import size_text
 
@@ -36,7 +34,7 @@ from memoryd.maintenance.replay import replay_ledgers
 from memoryd.store import lexicon
 from memoryd.store.archive import AgentArchive, archive_now, restore_archives
 from memoryd.store.database import DatabaseError, ModelInfo, Store
-from memoryd.store.durable import refusal, refused_by_disk
+from memoryd.store.durable import disk_full, refusal, refused_by_disk
 from memoryd.store.file_history import export_events, restore_history
 from memoryd.store.integrity import (
     building,
@@ -134,8 +132,7 @@ def _cannot_rebuild(config: Config, exc: BaseException) -> StartupError:
         free = f"; {size_text(shutil.disk_usage(config.state_dir).free)} free"
     except OSError:
         free = ""
-    full = (isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)) or \
-        isinstance(exc, apsw.FullError)
+    full = disk_full(exc)
     what = "not enough space to rebuild the index" if full else "cannot rebuild the index"
     return StartupError(
         f"{what} in {config.state_dir} ({refusal(exc)}{free}); the index "

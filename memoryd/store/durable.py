@@ -35,6 +35,12 @@ def refused_by_disk(exc: BaseException) -> bool:
         isinstance(exc, OSError) and exc.errno in REFUSED_WRITE_ERRNOS)
 
 
+def disk_full(exc: BaseException) -> bool:
+    """Whether the write was refused for want of space (the disk or a quota full)."""
+    return isinstance(exc, apsw.FullError) or (
+        isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT))
+
+
 def refusal(exc: BaseException, system_errno: int = 0) -> str:
     """Why the file system or SQLite refused a write, in words: the OS's text for its errno
     (``system_errno``: the one SQLite saw, for its errors, which say only "disk I/O error"),
