@@ -43,11 +43,23 @@ def log_level(given: str | None) -> str:
     return raw.strip().lower()
 
 
+class OneLineFormatter(logging.Formatter):
+    """A record's message on one line: a line break in it (a file name holding a newline) as
+    ``\\n``, so that the log (journald, grep) holds one record a line and no name can forge
+    one; a traceback still follows on lines of its own."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        record.message = record.message.replace("\r", "\\r").replace("\n", "\\n")
+        return super().formatMessage(record)
+
+
 def setup_logging(level: str) -> None:
     under_journal = bool(os.environ.get("JOURNAL_STREAM"))
     fmt = "%(levelname)s %(name)s: %(message)s" if under_journal else \
         "%(asctime)s %(levelname)s %(name)s: %(message)s"
-    logging.basicConfig(level=level.upper(), format=fmt, stream=sys.stderr)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(OneLineFormatter(fmt))
+    logging.basicConfig(level=level.upper(), handlers=[handler])
     logging.getLogger("watchfiles").setLevel(logging.WARNING)  # it logs every batch at INFO
 
 
@@ -61,10 +73,12 @@ EPILOGS = {
     "serve": ("memoryd serve", "MEMORYD_HOME=~/memoryd-test memoryd --log-level debug serve",
               ("exit codes: 0 clean stop (SIGTERM or SIGINT: in-flight requests are finished); "
                "1 crash; 2 usage error; 3 startup failure (a bad config, another memoryd on the "
-               "socket, a database schema newer than this code, a read-only state dir).")),
+               "socket, a database schema newer than this code, a read-only or unreadable "
+               "state dir).")),
     "reindex": ("memoryd reindex", "memoryd reindex --no-vectors",
                 ("exit codes: 0 rebuilt; 1 failed; 2 usage error; 3 startup failure (the "
-                 "daemon is running: stop it first, or a bad config).")),
+                 "daemon is running: stop it first, a bad config, or no room for the new "
+                 "index: the index in use is kept).")),
     "check-config": ("memoryd check-config",
                      "MEMORYD_HOME=~/memoryd-test memoryd check-config",
                      ("exit codes: 0 memoryd takes the configuration (a warning on stdout for "

@@ -32,6 +32,7 @@ from memoryd.agent_sources import (
 from memoryd.errors import ConfigError
 from memoryd.names import agent_problem, path_problem
 from memoryd.sources import PLACEHOLDER, UNWATCHABLE, Source, validate_source
+from memoryd.store.durable import not_stored, replace_file
 
 
 @dataclass(frozen=True)
@@ -586,13 +587,13 @@ def write_managed(config: Config, layer: dict[str, Any]) -> None:
             raise ConfigError(f"not saved in {path}: "
                               f"{exc.message.removeprefix(f'{path}: ')}") from None
         raise ConfigError(f"{exc.message} (fix that first: {path} is left as it was)") from None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.chmod(temporary, 0o600)  # an older, wider one is replaced by a private one
-    os.replace(temporary, path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # fsynced before the rename (and the directory after it): a crash leaves the old
+        # file or the new one whole, never an empty one; private, whatever was there before
+        replace_file(path, text.encode("utf-8"), 0o600)
+    except OSError as exc:
+        raise not_stored(f"cannot write {path}", exc) from None
 
 
 def transcript_formats(config: Config) -> dict[str, str]:

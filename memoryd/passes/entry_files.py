@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from memoryd.errors import BadParamsError, MemorydError
 from memoryd.ingest.indexer import file_uid
 from memoryd.ingest.markdown import MemoryItem, parse_memory_file, raw_lines
-from memoryd.passes.file_care import FileChangedError, FileNotWrittenError
+from memoryd.passes.file_care import FileChangedError, FileNotWrittenError, NotWritten
 from memoryd.passes.file_changes import file_change
 from memoryd.passes.user_files import FileText, read_text
 from memoryd.redact import redact
@@ -213,9 +213,7 @@ class FileEntryEdits:
         try:
             locate(entry, read_text(Path(entry.source or "")))
         except OSError as exc:
-            raise BadParamsError(f"entry {entry.uid} comes from {entry.source}, which "
-                                 f"cannot be read ({exc.strerror or exc}); edit it by "
-                                 "hand") from None
+            raise _unreadable(entry.uid, Path(entry.source or ""), exc) from None
 
     def _apply(self, ctx: PassContext, action: str, uid: str, actor: str, text: str | None,
                reason: str | None, box: dict[str, Any]) -> Iterator[None]:
@@ -243,8 +241,7 @@ class FileEntryEdits:
         try:
             file = read_text(path)
         except OSError as exc:
-            raise BadParamsError(f"entry {uid} comes from {path}, which cannot be read "
-                                 f"({exc.strerror or exc}); edit it by hand") from None
+            raise _unreadable(uid, path, exc) from None
         item, lines = locate(entry, file)
         edited = replaced(lines, item, text)
         # the new line's id is the one the watcher gives it, and a rebuild gives it again
@@ -301,3 +298,13 @@ class FileEntryEdits:
         stored = store.entry_by_uid(uid)
         assert stored is not None
         return stored
+
+
+def _unreadable(uid: str, path: Path, exc: OSError) -> FileNotWrittenError:
+    """The answer to an edit of an entry whose file cannot be read (a FIFO in its place, a
+    directory that cannot be entered): the request was fine, the file is not (exit 1, not
+    the usage error's 2)."""
+    why = f"cannot be read ({exc.strerror or exc})"
+    return FileNotWrittenError(f"entry {uid} comes from {path}, which {why}; nothing was "
+                               "changed: edit it by hand, or again once it can be read",
+                               NotWritten(str(path), why))

@@ -526,10 +526,7 @@ class Health:
         at = time.strftime("%H:%M", time.localtime(refused.since))
         many = "write was" if refused.count == 1 else "writes were"
         return check("writes", PROBLEM, f"{refused.count} {many} refused since {at}, the "
-                     f"last: {refused.reason}",
-                     "free some space on the state dir's file system (or raise the file-size "
-                     "limit, `ulimit -f`, memoryd runs under) and send them again: nothing of "
-                     "a refused write was kept")
+                     f"last: {refused.reason}", refused_fix(refused.reason))
 
     def ledger_at_start(self) -> dict[str, Any]:
         """What the start found wrong in the ledgers it read (the lines past what the index
@@ -579,12 +576,26 @@ class Health:
         if self.parts.threads.embedder is None and not self.parts.threads.is_loading and waiting:
             return check("backlog", WARNING, "; ".join(parts) + " (no model: they get one once "
                          "a model loads)", "see the model check")
+        if stuck and self._short_of_space():
+            return check("backlog", PROBLEM, "; ".join(parts + stuck) + " (the state dir's "
+                         "disk refuses writes)", "free some space on the state dir's file "
+                         "system (see the disk and writes checks): the backlog goes on by "
+                         "itself once there is room, no restart needed")
         if stuck:
             return check("backlog", PROBLEM, "; ".join(parts + stuck),
                          "memoryd service logs says why; " + RESTART)
         if parts:
             return check("backlog", OK, "working: " + "; ".join(parts))
         return check("backlog", OK, "nothing waiting: every entry has its vector")
+
+    def _short_of_space(self) -> bool:
+        """Whether the state dir's disk is (nearly) full, or refused a write lately."""
+        if self.refused.recent():
+            return True
+        try:
+            return shutil.disk_usage(self.settings.config.state_dir).free < DISK_PROBLEM_BYTES
+        except OSError:
+            return False
 
     async def status_fields(self) -> dict[str, Any]:
         """What `memory status` adds to the counts: the cheap checks for its health line
@@ -769,6 +780,24 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
     except OSError:
         return None
     return found.st_ino, found.st_mtime_ns, found.st_size
+
+
+def refused_fix(reason: str) -> str:
+    """What to do about writes the disk refuses, by why it refused the last one."""
+    again = " and send them again: nothing of a refused write was kept"
+    if "Read-only file system" in reason:
+        return ("the state dir's file system is read-only (a service's sandbox without the "
+                "state dir in ReadWritePaths=, or a disk remounted read-only after errors): "
+                "make it writable" + again)
+    if "file too large" in reason:
+        return "raise the file-size limit memoryd runs under (`ulimit -f`, LimitFSIZE=)" + again
+    if "Permission denied" in reason or "Operation not permitted" in reason:
+        return ("memoryd may not write in its state dir: give the user it runs as the state "
+                "dir back (chown, chmod u+w)" + again)
+    if "I/O error" in reason and "full" not in reason:
+        return "the disk reports errors: check it (dmesg, smartctl) and free it of them" + again
+    return ("free some space on the state dir's file system (or raise the file-size limit, "
+            "`ulimit -f`, memoryd runs under)" + again)
 
 
 def watcher_trouble(trouble: WatchTrouble, detail: str) -> dict[str, Any]:

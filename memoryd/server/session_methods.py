@@ -50,6 +50,7 @@ from memoryd.sessions.mcp_reads import (
 from memoryd.sessions.registry import HARNESS_AGENTS, Registry
 from memoryd.sessions.tool_guard import ToolGuard
 from memoryd.sessions.usage import UsageJudge
+from memoryd.store.durable import refused_by_disk
 from memoryd.store.query import EntryQuery
 from memoryd.store.records import RememberRequest, StoredEntry
 from memoryd.store.usage import RANKINGS, USABLE_KINDS
@@ -312,8 +313,11 @@ class SessionMethods:
                 await self.extractor.run(session, dry_run=False)
             except MemorydError as exc:
                 log.info("No extraction for session %s: %s", session, exc.message)
-            except Exception:
-                log.exception("Extraction of session %s failed.", session)
+            except Exception as exc:
+                if refused_by_disk(exc):  # a full or read-only disk: said, not a bug
+                    log.warning("Extraction of session %s failed: %s", session, exc)
+                else:
+                    log.exception("Extraction of session %s failed.", session)
 
         self.parts.background.spawn(extract())
 

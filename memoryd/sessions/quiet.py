@@ -28,10 +28,11 @@ import os
 import time
 
 from memoryd.config import Settings
-from memoryd.errors import MemorydError, NotFoundError
+from memoryd.errors import MemorydError, NotFoundError, what_went_wrong
 from memoryd.scheduling import Traffic
 from memoryd.sessions.decisions import MIN_USER_MESSAGES
 from memoryd.sessions.extractor import SessionExtractor
+from memoryd.store.durable import refused_by_disk
 from memoryd.store.past_sessions import PastSession, PastSessions
 from memoryd.store.thread import DatabaseThread
 
@@ -72,10 +73,14 @@ class QuietExtraction:
                 continue
             try:
                 await self.extract_quiet()
-            except Exception:  # a bad session must not end the loop
+            except Exception as exc:  # a bad session must not end the loop
                 if self.db.closing:
                     return
-                log.exception("Extracting quiet sessions failed.")
+                if refused_by_disk(exc):  # a full or read-only disk: said, not a bug
+                    log.warning("Extracting quiet sessions failed (%s); tried again later.",
+                                what_went_wrong(exc))
+                else:
+                    log.exception("Extracting quiet sessions failed.")
 
     async def extract_quiet(self) -> int:
         """Extract the sessions quiet for ``outcomes.idle_s`` now; how many were read."""

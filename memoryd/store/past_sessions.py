@@ -79,8 +79,10 @@ class PastSessions:
         try:
             return float(self._meta(QUIET_SINCE_KEY) or "")
         except ValueError:
-            self._set_meta(QUIET_SINCE_KEY, repr(now))
-            return now
+            pass
+        # (written outside the handler: a write the disk refuses is that, not a ValueError)
+        self._set_meta(QUIET_SINCE_KEY, repr(now))
+        return now
 
     def job(self) -> dict[str, Any] | None:
         """The import that is running (or was, when memoryd stopped), as it was asked."""

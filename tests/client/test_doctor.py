@@ -678,3 +678,20 @@ def test_a_hooked_project_no_source_watches_is_named_with_the_command(daemon, cl
     assert projects["fix"] == f"memory sources add --project {shop}"
     assert run_cli("sources", "add", "--project", str(shop)).returncode == 0
     assert by_name(doctor()[1])["projects"]["status"] == "ok"
+
+
+@pytest.mark.parametrize(("cause", "fix"), [
+    ("Read-only file system", "the state dir's file system is read-only"),
+    ("No space left on device", "free some space on the state dir's file system"),
+    ("file too large (a file-size limit?)", "raise the file-size limit memoryd runs under"),
+    ("Permission denied", "memoryd may not write in its state dir"),
+])
+def test_refused_writes_are_given_the_fix_of_their_cause(cause: str, fix: str) -> None:
+    """The writes check told to "free some space" whatever the disk said: after a
+    read-only file system refused a write too."""
+    from memoryd.server.health import refused_fix
+
+    said = refused_fix(f"not stored: cannot write the ledger of 'a' ({cause}); nothing of "
+                       "this request was kept")
+    assert said.startswith(fix), said
+    assert cause == "No space left on device" or "free some space" not in said

@@ -318,3 +318,26 @@ def _texts_are(texts: list[str], expected: list[str]) -> bool:
     """An assertion that `eventually` retries (a False it would take as done)."""
     assert texts == expected, texts
     return True
+
+
+def test_a_file_name_with_a_line_break_is_logged_on_one_line(memoryd_home: Path) -> None:
+    """A notebook named "bad<newline>name.md": the daemon's log line about it was split in
+    two, the second half a line that looks like a record of its own."""
+    memory = memoryd_home / "user/.mastersof-ai/agents/gardener/memory"
+    memory.mkdir(parents=True)
+    (memory / "bad\nname.md").write_bytes(b"\x00\x01 binary junk")
+    proc = spawn_daemon(memoryd_home, model=False)
+    try:
+        with Client(memoryd_home / "memoryd.sock", timeout_s=30) as client:
+            eventually(lambda: any(c["check"] == "skipped"
+                                   for c in client.status()["health"]["checks"]) or _no())
+    finally:
+        stop_process(proc)
+    lines = (memoryd_home / "daemon.log").read_text().splitlines()
+    assert any(line.endswith("memory/bad\\nname.md: binary file (NUL bytes), skipped")
+               for line in lines), lines
+    assert not any(line.startswith("name.md") for line in lines)
+
+
+def _no() -> bool:
+    raise AssertionError("not yet")

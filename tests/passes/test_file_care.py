@@ -336,3 +336,25 @@ def test_a_notebook_on_a_full_file_system_is_skipped_and_the_others_maintained(
     assert reasons == {str(archive): "not written: No space left on device"}
     [warning] = [c for c in client.status()["health"]["checks"] if c["check"] == "unwritten"]
     assert f"{archive}: No space left on device" in warning["detail"]
+
+
+def test_a_forget_of_an_entry_whose_file_cannot_be_read_fails_with_exit_1(
+        daemon, client: Client) -> None:
+    """The entry's file replaced by a FIFO (its entries kept): `memory forget ID` exited 2, a
+    usage error, though the command was right. It fails (exit 1), saying why."""
+    claude = Path(os.environ["HOME"]) / ".claude" / "CLAUDE.md"
+    claude.parent.mkdir()
+    claude.write_text("# Preferences\n\n- Answer in British English.\n")
+    wait_until(lambda: any("British" in h["text"] for h in client.search(
+        "British English", agents=["*"], limit=5)["hits"]))
+    [entry] = [h for h in client.search("British English", agents=["*"], limit=5)["hits"]
+               if "British" in h["text"]]
+    fifo = claude.with_name(".swap")
+    os.mkfifo(fifo)
+    os.rename(fifo, claude)
+    wait_until(lambda: any(c["check"] == "skipped" for c in client.status()["health"]["checks"]))
+    done = run_cli("forget", entry["id"])
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert f"comes from {claude}, which cannot be read (not a regular file (a FIFO))" \
+        in done.stderr
+    assert client.get(entry["id"])["status"] == "active"

@@ -268,6 +268,34 @@ def test_a_reindex_on_a_full_disk_says_so_and_keeps_the_index_in_use(small_tmpfs
         f"word0x{j}" for j in range(80))]
 
 
+def test_a_source_added_on_a_full_disk_is_refused_in_words(small_tmpfs: Path,
+                                                             tmp_path: Path) -> None:
+    """`memory sources add` on a full state disk: "Error: OSError: [Errno 28]" and an internal
+    error's traceback in the log. Refused as a write is (unavailable, exit 1), sources.toml
+    as it was; with room again, the same command works."""
+    home = small_tmpfs
+    log = home.parent / "daemon.log"
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    add = [sys.executable, "-m", "memoryd_client", "sources", "add", "notes",
+           f"{notes}/**/*.md", "--kind", "memory", "--agent", "writer"]
+    proc = spawn(home, log=log)
+    try:
+        fill(home / "filler")
+        done = subprocess.run(add, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 1, done.stderr
+        assert done.stderr.startswith(f"Error: not stored: cannot write {home}/sources.toml "
+                                      "(No space left on device)"), done.stderr
+        assert not (home / "sources.toml").exists()
+        (home / "filler").unlink()
+        again = subprocess.run(add, capture_output=True, text=True, timeout=60)
+        assert again.returncode == 0, again.stderr
+        assert "notes" in (home / "sources.toml").read_text()
+    finally:
+        assert stop(proc) == 0
+    assert "Traceback" not in log.read_text()
+
+
 def distinct_note(i: int) -> str:
     """A note of its own (no two alike), in words the model embeds as words."""
     people = ["Alice", "Bruno", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hana"]

@@ -364,3 +364,22 @@ def test_a_removed_sources_sessions_leave_the_registry_unless_a_hook_reported_th
                                    "started": 100.0, "last_seen": 200.0, "user_messages": 3},
                                   "codex", "/tmp", path)
     assert sessions.get("hooked").user_messages == 3  # type: ignore[union-attr]
+
+
+def test_the_first_look_for_quiet_sessions_refused_by_the_disk_says_only_that(tmp_path) -> None:
+    """On a full disk the quiet-session extractor logged "ValueError: could not convert string
+    to float: ''" (the meta value it had not written yet, the write done while handling that):
+    the disk's refusal is the error, with nothing else chained to it."""
+    import apsw
+
+    from memoryd.store.past_sessions import PastSessions
+
+    store = Store(tmp_path / "memoryd.db")
+    store.close()
+    db = apsw.Connection(str(tmp_path / "memoryd.db"), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        with pytest.raises(apsw.ReadOnlyError) as refused:  # (as a full disk refuses it)
+            PastSessions(db).quiet_since(1234.0)
+    finally:
+        db.close()
+    assert refused.value.__context__ is None
