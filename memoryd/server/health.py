@@ -302,13 +302,13 @@ class Health:
              *(["is a file, not a directory: " + "; ".join(what for what, _, _ in files)]
                if files else [])])
         fixes = []
-        if any(what.startswith("project ") for what, _, _ in gone):
-            fixes.append("a project moved or renamed: `memory sources add --project NEW`, and "
-                         "`memory move-project OLD NEW` for the entries stored in it")
         removable = [name for _, name, managed in gone if managed]
         if removable:
+            moved = any(what.startswith("project ") for what, _, managed in gone if managed)
             fixes.append("create it, or stop watching it: " + "; ".join(
-                f"memory sources remove {shlex.quote(name)}" for name in removable))
+                f"memory sources remove {shlex.quote(name)}" for name in removable) + (
+                " (a repository moved or renamed: `memory sources add --project NEW`, and "
+                "`memory move-project OLD NEW` for the entries stored in it)" if moved else ""))
         by_hand = [name for _, name, managed in gone if not managed]
         if by_hand:
             fixes.append(f"create it, or stop watching it: {', '.join(by_hand)} "
