@@ -16,6 +16,7 @@ The words of a lesson are :mod:`memoryd.lessons`; whether two memories say the s
 import hashlib
 import re
 import unicodedata
+from collections.abc import Sequence
 
 _SPACE = re.compile(r"\s+")
 _KEBAB_DROP = re.compile(r"['\u2019]")
@@ -97,6 +98,60 @@ def index_text(text: str, key: str | None = None) -> str:
         if words:
             body = f"{words}: {body}"
     return body
+
+
+#: The scripts written without spaces between words (Han, Kana) or with particles joined to
+#: their words (Hangul): the full-text tokenizer made one word of a whole run ("東京オフィスの",
+#: "프린터는"), which a question names only in part. Each of their characters is a word of the
+#: keyword index; a run of them is asked for as a phrase (:func:`keyword_text`).
+_SEGMENTED = ("\u1100-\u11ff\u3005-\u3007\u3040-\u30ff\u3100-\u318f\u31f0-\u31ff"
+              "\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\uff66-\uffdc"
+              "\U00020000-\U0003134f")
+_SEGMENTED_CHAR = re.compile(f"[{_SEGMENTED}]")
+#: What :func:`keyword_text` spaces out: a character of those scripts, or one outside ASCII
+#: that is no letter, digit or space (a symbol, if :func:`is_symbol`, or punctuation).
+_SPACED = re.compile(f"([{_SEGMENTED}])|([^\\x00-\\x7f\\w\\s])")
+
+
+def is_symbol(char: str) -> bool:
+    """Whether a character is a word of its own: Unicode's "other symbol" (✅, ❌, 🟢, ★, ©),
+    as :mod:`memoryd.meaning` reads them, but for the lines and blocks text is drawn with
+    (box drawing, block elements, Braille patterns: a tree listing, a spinner)."""
+    return unicodedata.category(char) == "So" and not (
+        "\u2500" <= char <= "\u259f" or "\u2800" <= char <= "\u28ff")
+
+
+def is_segmented(char: str) -> bool:
+    """Whether a character is of a script the keyword index reads a character at a time."""
+    return _SEGMENTED_CHAR.fullmatch(char) is not None
+
+
+def keyword_text(text: str) -> str:
+    """A text as the keyword index reads it (``entries_fts``, and every word search weighs):
+    each Han, Kana and Hangul character and each symbol (:func:`is_symbol`) spaced out, a word
+    of its own; the rest as it is. A question's run of those characters is asked for as a
+    phrase (adjacent characters, memoryd.store.query.fts_phrase): "東京" finds
+    "東京オフィスの…", "프린터" finds "프린터는". Deterministic: the index's triggers delete
+    an entry's words by reading them again, so a change here needs the index rebuilt (a
+    migration)."""
+    if text.isascii():
+        return text
+    return _SPACED.sub(_spaced, text)
+
+
+def _spaced(match: re.Match[str]) -> str:
+    char = match.group()
+    return f" {char} " if match.group(1) or is_symbol(char) else char
+
+
+def segmented_run(tokens: Sequence[str]) -> str | None:
+    """The characters of those scripts among a text's tokens (in their order), as phrases of
+    them are matched: adjacent tokens adjacent, any other token a break ("\\0"); None when
+    there are none."""
+    if not any(len(token) == 1 and is_segmented(token) for token in tokens):
+        return None
+    return "".join(token if len(token) == 1 and is_segmented(token) else "\0"
+                   for token in tokens)
 
 
 def speaker_name(name: str) -> str | None:

@@ -16,21 +16,22 @@ from collections.abc import Callable, Collection, Sequence
 
 import numpy as np
 
+from memoryd.retrieval.known import Known, holds
 from memoryd.retrieval.records import Explanation, Sentence
 from memoryd.store.database import Store
 from memoryd.store.records import IndexedText
 from memoryd.text import split_parts
 
 
-def words_held(terms: Sequence[str], stems: Callable[[str], Collection[str]],
-               words: Collection[str]) -> list[str]:
+def words_held(terms: Sequence[str], keys: Callable[[str], Collection[str]],
+               entry: Known) -> list[str]:
     """The question's informative words (``terms``, as search asked with them) the entry
-    holds: a word counts when each of its stems (``stems``: as the full-text index stems) is
-    among the entry's ``words`` — the same test as ``coverage``'s."""
+    holds: a word counts when the entry holds each of its ``keys`` (its stems as the full-text
+    index stems; a run of Han characters as that run) — the same test as ``coverage``'s."""
     held = []
     for term in terms:
-        tokens = stems(term)
-        if tokens and all(token in words for token in tokens):
+        looked_for = keys(term)
+        if looked_for and all(holds(entry, key) for key in looked_for):
             held.append(term)
     return held
 
@@ -48,18 +49,19 @@ def closest_sentence(text: str, parts: np.ndarray, query: np.ndarray) -> Sentenc
 
 
 def explanations(store: Store, rowids: Sequence[int], texts: dict[int, IndexedText],
-                 terms: Sequence[str], words_of: Callable[[int, str], Collection[str]],
-                 stems: Callable[[str], Collection[str]], query: np.ndarray | None
+                 terms: Sequence[str], known: Callable[[int, str], Known],
+                 keys: Callable[[str], Collection[str]], query: np.ndarray | None
                  ) -> list[Explanation]:
     """Each hit's explanation (``rowids``: the hits' entries; ``texts``: their index texts;
-    ``terms``: the question's informative words; ``words_of``: an entry's words as search
-    tokenised them). The part vectors are read for the hits alone."""
+    ``terms``: the question's informative words; ``known``: an entry's words as search
+    tokenised them; ``keys``: what a question's word is looked for as). The part vectors are
+    read for the hits alone."""
     parts = store.part_vectors_by_rowids(list(rowids)) if query is not None else {}
     found = []
     for rowid in rowids:
         text = texts[rowid].text
         sentence = closest_sentence(text, parts[rowid], query) \
             if query is not None and rowid in parts else None
-        held = words_held(terms, stems, frozenset(words_of(rowid, text)))
+        held = words_held(terms, keys, known(rowid, text))
         found.append(Explanation(tuple(terms), tuple(held), sentence))
     return found

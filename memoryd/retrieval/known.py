@@ -11,13 +11,14 @@ taken from (:func:`taken_from`).
 from __future__ import annotations
 
 import hashlib
+from bisect import bisect_left
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from memoryd.store.records import IndexedText
-from memoryd.text import normalise_text
+from memoryd.text import is_segmented, normalise_text
 
 
 @dataclass
@@ -28,9 +29,12 @@ class Known:
     looked up by bisection. ``said``: a digest of its normalised text, which tells copies of
     one text apart from rivals (normalising every candidate's text took 1.5-2.8 ms a search),
     once it is a candidate (a passage's other chunks need none). ``rows``: the lexicon's rows
-    of its informative words, looked up when the lexicon had ``rows_of`` words."""
+    of its informative words, looked up when the lexicon had ``rows_of`` words. ``run``: its
+    Han, Kana and Hangul characters in order (memoryd.text.segmented_run), for a question's run
+    of them, which the keyword index matches as a phrase; None for a text without any."""
 
     words: tuple[str, ...]
+    run: str | None = None
     said: bytes | None = None
     rows: np.ndarray | None = None
     rows_of: int = -1
@@ -38,6 +42,17 @@ class Known:
     #: its words but the stop words, once a candidate compared with others for versions
     #: (memoryd.retrieval.versions)
     informative: frozenset[str] | None = None
+
+
+def holds(entry: Known, key: str) -> bool:
+    """Whether the entry holds a question's word (``key``: a stem, a character, a symbol, or a
+    run of Han, Kana or Hangul characters, held where they stand together, as the keyword
+    index matches their phrase)."""
+    if len(key) > 1 and is_segmented(key[0]):
+        return entry.run is not None and key in entry.run
+    words = entry.words  # sorted: bisection, not a walk through every word
+    at = bisect_left(words, key)
+    return at < len(words) and words[at] == key
 
 
 def distinct_members(groups: Sequence[Sequence[Known]]) -> tuple[list[Known], list[list[int]]]:

@@ -33,7 +33,6 @@ Candidates:
 from __future__ import annotations
 
 import sys
-from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
@@ -47,7 +46,14 @@ from memoryd.retrieval.asked_details import asked_details, lacks
 from memoryd.retrieval.dates import Window, window, without_time
 from memoryd.retrieval.explain import explanations
 from memoryd.retrieval.filters import Filter, request_filter
-from memoryd.retrieval.known import Known, distinct_members, distinct_ranks, says, taken_from
+from memoryd.retrieval.known import (
+    Known,
+    distinct_members,
+    distinct_ranks,
+    holds,
+    says,
+    taken_from,
+)
 from memoryd.retrieval.passage import turns_around
 from memoryd.retrieval.ranking import FEATURES, NO_ALIGN, NO_VECTOR, Model, idf, load_model
 from memoryd.retrieval.records import Background, Hit, Score, SearchRequest, SearchResult
@@ -64,7 +70,7 @@ from memoryd.store.database import Store
 from memoryd.store.lexicon import Lexicon, is_word, unknown_words
 from memoryd.store.records import IndexedText, StoredEntry
 from memoryd.store.vectors import VectorIndex, follow_meta
-from memoryd.text import normalise_text
+from memoryd.text import is_segmented, is_symbol, normalise_text, segmented_run
 
 CANDIDATES = 50
 #: Hits shown with the turns around them (memoryd.retrieval.passage), and read beyond the
@@ -95,6 +101,9 @@ class SearchPlan:
     #: each hit says which of the question's words it holds and its closest sentence
     #: (memoryd.retrieval.explain): the viewer's reasons, only when asked
     explain: bool = False
+    #: its words are symbols alone (✅), which the embedding model does not read
+    #: (:meth:`Searcher.finish_search`)
+    symbols_only: bool = False
     keyword: dict[int, tuple[int, float]] = field(default_factory=dict)  # rowid → (rank, bm25)
     window_keyword: list[int] = field(default_factory=list)
     #: the vector candidates' mix
@@ -170,6 +179,8 @@ class Searcher:
             self.model.threshold(self.config.search.match_precision), min_score=min_score,
             filter=request_filter(self.store, request.filter), window=named,
             explain=request.explain)
+        plan.symbols_only = bool(plan.terms) and all(
+            len(term) == 1 and is_symbol(term) for term in plan.terms)
         follow_meta(self.store, self.index)  # the filter columns of entries changed meanwhile
         return plan
 
@@ -259,14 +270,20 @@ class Searcher:
                       words: dict[str, np.ndarray] | None = None,
                       found: VectorFound | None = None) -> SearchResult:
         """Vector candidates (``found`` by :meth:`vector_half` beside the keyword half, or
-        here), the evidence of every candidate, the model's ranking, the hits."""
+        here), the evidence of every candidate, the model's ranking, the hits. A question of
+        symbols alone (✅) is scored by its words alone, as without a model: the model reads
+        each symbol as its one unknown token, and its vector was as close to any text of
+        other unknown tokens (a Korean note) as to the note that holds the symbol."""
+        degraded = query_vector is None
+        if plan.symbols_only:
+            query_vector, words, found = None, None, None
         vector_rank, mixes = self._vector_candidates(plan, query_vector, found)
         candidates = list(dict.fromkeys([*vector_rank, *plan.keyword, *plan.window_keyword]))
         texts = {**plan.texts, **self.store.texts_by_rowids(
             [r for r in candidates if r not in plan.texts])}
         candidates = [r for r in candidates if r in texts]
         if not candidates:
-            return self._result(plan, [], query_vector is None)
+            return self._result(plan, [], degraded)
         evidence, lacking, holds, group_of = self._evidence(
             plan, candidates, texts, vector_rank, mixes, query_vector, words or {})
         probability, thresholds = self.model.decide(
@@ -317,9 +334,9 @@ class Searcher:
             hits = [replace(hit, explanation=explanation) for hit, explanation in zip(
                 hits, explanations(self.store, [candidates[i] for i in order], texts,
                                    plan.terms,
-                                   lambda r, t: (plan.known.get(r) or self._entry(r, t)).words,
-                                   self._tokens, query_vector))]
-        return self._result(plan, hits, query_vector is None,
+                                   lambda r, t: plan.known.get(r) or self._entry(r, t),
+                                   self._keys, query_vector))]
+        return self._result(plan, hits, degraded, [] if plan.symbols_only else
                             [lacking[i] for i in order if lacking[i]])
 
     @staticmethod
@@ -528,16 +545,14 @@ class Searcher:
 
     def _holds(self, plan: SearchPlan, entries: list[Known]) -> np.ndarray:
         """Per entry, per informative word of the question (``plan.weights``' order): 1.0 where
-        the entry holds the word itself."""
+        the entry holds the word itself (:func:`~memoryd.retrieval.known.holds`)."""
         asked = list(enumerate(plan.weights))
-        holds = np.zeros((len(entries), len(asked)))
+        held = np.zeros((len(entries), len(asked)))
         for number, entry in enumerate(entries):
-            words = entry.words  # sorted: bisection, not a walk through every word
-            for column, token in asked:
-                at = bisect_left(words, token)
-                if at < len(words) and words[at] == token:
-                    holds[number, column] = 1.0
-        return holds
+            for column, key in asked:
+                if holds(entry, key):
+                    held[number, column] = 1.0
+        return held
 
     def _alignment(self, plan: SearchPlan, entries: list[Known], holds: np.ndarray,
                    words: dict[str, np.ndarray]) -> np.ndarray:
@@ -607,7 +622,9 @@ class Searcher:
         key = (rowid, hash(text))
         found = self._known.get(key)
         if found is None:
-            found = self._known[key] = Known(tuple(sorted(map(sys.intern, self._tokens(text)))))
+            tokens = self.store.tokens(text)
+            found = self._known[key] = Known(tuple(sorted(map(sys.intern, set(tokens)))),
+                                             segmented_run(tokens))
             if len(self._known) > ENTRIES_KNOWN:
                 self._known.pop(next(iter(self._known)))
         return found
@@ -631,17 +648,31 @@ class Searcher:
         return entry.informative
 
     def stems(self, text: str) -> set[str]:
-        """The informative words of a text, stemmed as the full-text index stems them."""
-        return self._tokens(" ".join(query_terms(text)))
+        """The informative words of a text, as search weighs a question's (:meth:`_keys`)."""
+        return {key for term in query_terms(text) for key in self._keys(term)}
+
+    def _keys(self, term: str) -> list[str]:
+        """What a question's word is looked for as in an entry's words (``holds``): its stems
+        as the full-text index stems them; a run of Han, Kana or Hangul characters as that
+        run (held where they stand together, as the keyword index matches their phrase), not
+        each character alone (a word of three characters weighed three times, and held by an
+        entry with the three anywhere)."""
+        tokens = self.store.tokens(term)
+        run = segmented_run(tokens)
+        if run is None:
+            return list(dict.fromkeys(tokens))
+        return list(dict.fromkeys([*(part for part in run.split("\0") if part),
+                                   *(token for token in tokens
+                                     if not (len(token) == 1 and is_segmented(token)))]))
 
     def _term_weights(self, terms: list[str]) -> dict[str, float]:
-        """Each informative word's stemmed token → its inverse document frequency."""
+        """Each informative word's keys (:meth:`_keys`) → its inverse document frequency."""
         total = self.store.count_fts_rows()
         weights: dict[str, float] = {}
         for term in terms:
-            for token in self._tokens(term):
-                weights[token] = max(weights.get(token, 0.0),
-                                     idf(self.store.term_rows(term), total))
+            for key in self._keys(term):
+                weights[key] = max(weights.get(key, 0.0),
+                                   idf(self.store.term_rows(term), total))
         return weights
 
     def unknown_words(self, query: str) -> dict[str, str]:

@@ -1,12 +1,18 @@
 """A question's words: the informative ones (stop words removed), and as an FTS5 expression.
-Search (:mod:`memoryd.retrieval.search`) asks with them."""
+Search (:mod:`memoryd.retrieval.search`) asks with them. A word is a run of letters and digits
+in any script, or a symbol (✅: :func:`memoryd.text.is_symbol`); a run of Han, Kana or Hangul
+is asked for as a phrase of its characters (:func:`memoryd.store.query.fts_phrase`)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+from memoryd.store.query import fts_phrase
+from memoryd.text import is_symbol
+
+#: A word, or a character outside ASCII that is no letter, digit or space (a symbol or not).
+_WORD = re.compile(r"(\w+)|[^\x00-\x7f\w\s]")
 #: Words that say nothing about what is asked: function words, question words, fillers.
 STOPWORDS = frozenset("""
 a about above after again against all also am an and any are aren't as at be because been before
@@ -27,11 +33,13 @@ ways back now
 
 
 def query_terms(query: str) -> list[str]:
-    words = [w.lower() for w in _WORD.findall(query)]
+    words = [m.group().lower() for m in _WORD.finditer(query)
+             if m.group(1) or is_symbol(m.group())]
     meaningful = [w for w in words if w not in STOPWORDS]
     return list(dict.fromkeys(meaningful or words))
 
 
 def fts_expression(terms: Sequence[str], operator: str) -> str:
-    """Each term quoted, so nothing a user types is read as FTS5 syntax."""
-    return f" {operator} ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    """Each term a phrase (:func:`~memoryd.store.query.fts_phrase`: quoted, so nothing a user
+    types is read as FTS5 syntax)."""
+    return f" {operator} ".join(fts_phrase(t) for t in terms)

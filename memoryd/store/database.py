@@ -53,6 +53,7 @@ from memoryd.store.events import EventRows
 from memoryd.store.fetch import integer
 from memoryd.store.files import Files
 from memoryd.store.migrations import (
+    KEYWORD_TOKENIZER,
     MIGRATIONS,
     QUARANTINE_VERSIONS,
     UNREADABLE_LINES_VERSION,
@@ -74,6 +75,7 @@ from memoryd.store.rows import (
 from memoryd.store.runs import Runs
 from memoryd.store.sessions import Sessions
 from memoryd.store.vector_rows import OLD_PARTS, ModelInfo, VectorRows
+from memoryd.text import keyword_text
 
 __all__ = ["ENTRY_COLUMNS", "SELECT_ENTRY", "ModelInfo", "Store", "decode_records",
            "decode_tags", "encode_records", "encode_tags", "row_to_entry"]
@@ -561,14 +563,18 @@ class Store(EntryReads, VectorRows, EventRows, ChunkRows):
 
     # -- keyword search ---------------------------------------------------------------
 
-    def stems(self, text: str) -> set[str]:
-        """The words of a text as the full-text index has them (porter-stemmed)."""
+    def tokens(self, text: str) -> list[str]:
+        """The words of a text as the full-text index has them, in order: porter-stemmed, each
+        Han, Kana and Hangul character and each symbol a word (memoryd.text.keyword_text)."""
         if self._tokenizer is None:
-            self._tokenizer = self._db.fts5_tokenizer(
-                "porter", ["unicode61", "remove_diacritics", "2"])
-        return set(cast(list[str], self._tokenizer(
-            text.encode("utf-8", "replace"), apsw.FTS5_TOKENIZE_DOCUMENT, None,
-            include_offsets=False, include_colocated=False)))
+            self._tokenizer = self._db.fts5_tokenizer(*KEYWORD_TOKENIZER)
+        return cast(list[str], self._tokenizer(
+            keyword_text(text).encode("utf-8", "replace"), apsw.FTS5_TOKENIZE_DOCUMENT, None,
+            include_offsets=False, include_colocated=False))
+
+    def stems(self, text: str) -> set[str]:
+        """The words of a text as the full-text index has them (:meth:`tokens`)."""
+        return set(self.tokens(text))
 
     def optimize_keyword_index(self) -> None:
         """Merge the full-text index into one segment: no old segment keeps a deleted term."""

@@ -27,7 +27,9 @@ from memoryd.errors import UnavailableError
 from memoryd.store.database import LEXICON_CURSOR, Store
 from memoryd.store.durable import DISK_ERRORS
 from memoryd.store.fetch import integer
+from memoryd.store.migrations import KEYWORD_TOKENIZER
 from memoryd.store.row_file import quantize
+from memoryd.text import keyword_text
 
 CURSOR_KEY = LEXICON_CURSOR
 _WORD = re.compile(r"[a-z]{3,30}")
@@ -157,10 +159,10 @@ def unknown_words(store: Store, lexicon: Lexicon, texts: Sequence[str],
                   known: Container[str] = ()) -> dict[str, str]:
     """The words of the texts (stem → the word as written, lower case) that neither the
     lexicon nor ``known`` has."""
-    tokenizer = store._db.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
+    tokenizer = store._db.fts5_tokenizer(*KEYWORD_TOKENIZER)
     found: dict[str, str] = {}
     for text in texts:
-        data = text.encode("utf-8", "replace")
+        data = keyword_text(text).encode("utf-8", "replace")
         for start, end, *tokens in cast(Tokens, tokenizer(data, apsw.FTS5_TOKENIZE_DOCUMENT,
                                                           None)):
             stem = tokens[0]

@@ -8,7 +8,7 @@ from typing import cast
 import apsw
 
 from memoryd.quarantine import TRANSCRIPT_KINDS
-from memoryd.text import index_text
+from memoryd.text import index_text, keyword_text
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: entries, full-text index, events
@@ -392,7 +392,50 @@ MIGRATIONS: tuple[str, ...] = (
     DELETE FROM events WHERE action = 'outcome' AND before IS NULL
         AND json_extract(after, '$.outcome') = 'no occasion';
     """,
+    # 26: words in any script: the keyword index reads each Han, Kana and Hangul character as a
+    # word, and a symbol too (``memoryd.text.keyword_text``; its tokenizer, KEYWORD_TOKENIZER,
+    # keeps Unicode's "other symbols"): a run of those scripts was one word ("東京オフィスの"),
+    # which no question names whole, and ✅ no word at all. The index is made again from the
+    # entries (what a vector is made of does not change)
+    """
+    DROP TRIGGER entries_ai;
+    DROP TRIGGER entries_ad;
+    DROP TRIGGER entries_au;
+    DROP TABLE entries_fts;
+    DROP VIEW entries_indexed;
+    CREATE VIEW entries_indexed AS
+        SELECT id, keyword_text(index_text(text, key)) AS text, keyword_text(category)
+            AS category, keyword_text(tags) AS tags FROM entries;
+    CREATE VIRTUAL TABLE entries_fts USING fts5(
+        text, category, tags,
+        content='entries_indexed', content_rowid='id',
+        tokenize="porter unicode61 remove_diacritics 2 categories 'L* N* Co So'"
+    );
+    CREATE TRIGGER entries_ai AFTER INSERT ON entries BEGIN
+        INSERT INTO entries_fts(rowid, text, category, tags)
+        VALUES (new.id, keyword_text(index_text(new.text, new.key)), keyword_text(new.category),
+                keyword_text(new.tags));
+    END;
+    CREATE TRIGGER entries_ad AFTER DELETE ON entries BEGIN
+        INSERT INTO entries_fts(entries_fts, rowid, text, category, tags)
+        VALUES ('delete', old.id, keyword_text(index_text(old.text, old.key)),
+                keyword_text(old.category), keyword_text(old.tags));
+    END;
+    CREATE TRIGGER entries_au AFTER UPDATE OF text, key, category, tags ON entries BEGIN
+        INSERT INTO entries_fts(entries_fts, rowid, text, category, tags)
+        VALUES ('delete', old.id, keyword_text(index_text(old.text, old.key)),
+                keyword_text(old.category), keyword_text(old.tags));
+        INSERT INTO entries_fts(rowid, text, category, tags)
+        VALUES (new.id, keyword_text(index_text(new.text, new.key)), keyword_text(new.category),
+                keyword_text(new.tags));
+    END;
+    INSERT INTO entries_fts(entries_fts) VALUES ('rebuild');
+    """,
 )
+#: The keyword index's tokenizer and its arguments, as migration 26 made ``entries_fts``:
+#: search reads a text's words with it (Store.tokens, memoryd.store.lexicon).
+KEYWORD_TOKENIZER = ("porter", ["unicode61", "remove_diacritics", "2", "categories",
+                                "L* N* Co So"])
 #: The migrations after which existing entries are judged for quarantine again: the kinds.
 QUARANTINE_VERSIONS: dict[int, tuple[str, ...] | None] = {9: None, 13: TRANSCRIPT_KINDS}
 #: The migration after which files' problems name unreadable lines only.
@@ -405,6 +448,8 @@ def add_functions(db: apsw.Connection) -> None:
     """The SQL functions the schema's view and triggers call: every connection that reads or
     writes the entries needs them."""
     db.create_scalar_function("index_text", cast("apsw.ScalarProtocol", index_text), 2,
+                              deterministic=True)
+    db.create_scalar_function("keyword_text", cast("apsw.ScalarProtocol", keyword_text), 1,
                               deterministic=True)
 
 

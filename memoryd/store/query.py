@@ -22,6 +22,15 @@ import apsw
 from memoryd.store.fetch import integer
 from memoryd.store.records import StoredEntry
 from memoryd.store.rows import ENTRY_COLUMNS, encode_tags, row_to_entry
+from memoryd.text import keyword_text
+
+
+def fts_phrase(words: str) -> str:
+    """Words as one FTS5 phrase, read as the index reads its texts (memoryd.text.keyword_text:
+    a run of Han characters is a phrase of them), quoted: nothing a user types is read as FTS5
+    syntax."""
+    return '"' + keyword_text(words).replace('"', '""') + '"'
+
 
 #: The orders a read can ask for (the SQL of each is here, beside the indexes it relies on).
 Order = Literal["id", "project", "oldest", "newest", "oldest page", "newest page",
@@ -386,7 +395,7 @@ class EntryReads:
         if cached is None or now - cached[1] > 60:
             count = integer(self._db,
                             "SELECT count(*) FROM entries_fts WHERE entries_fts MATCH ?",
-                            ('"' + term.replace('"', '""') + '"',))
+                            (fts_phrase(term),))
             if len(self._term_rows) > 10_000:
                 self._term_rows.clear()
             cached = self._term_rows[term] = (count, now)
@@ -395,4 +404,4 @@ class EntryReads:
     def word_indexed(self, word: str) -> bool:
         """Whether any entry's text holds ``word`` (as the full-text index tokenises it)."""
         return self._db.execute("SELECT 1 FROM entries_fts WHERE entries_fts MATCH ? LIMIT 1",
-                                (f'text : "{word}"',)).fetchone() is not None
+                                ("text : " + fts_phrase(word),)).fetchone() is not None

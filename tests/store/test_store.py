@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from memoryd.config import load_config
 from memoryd.embedding.model import Embedder
 from memoryd.errors import StartupError
+from memoryd.retrieval.terms import fts_expression, query_terms
 from memoryd.server.params import Params
 from memoryd.server.requests import remember_request
 from memoryd.store.database import ModelInfo, Store
@@ -284,6 +285,28 @@ def test_an_older_keyword_index_is_rebuilt_without_markers_and_with_keys(tmp_pat
     assert found("redacted") == set() and found("github") == set()
     assert found("editor") == {fact} and found("token") == {secret}
     assert {r for r, _, _ in reopened.rows_missing_vectors(10)} == {secret, fact}
+
+
+def test_an_older_keyword_index_finds_words_of_any_script_once_opened(tmp_path) -> None:
+    """Schema 26: a store indexed before it (a run of Han or Hangul one word, a symbol none)
+    finds a part of such a run, and a symbol, once opened: nothing to do but upgrade."""
+    store = Store(tmp_path / "db")
+    tokyo = store.insert_entry(entry("j1", "東京オフィスのWi-Fiパスワードは金庫にあります"))
+    seoul = store.insert_entry(entry("k1", "서울 사무실 프린터는 2층에 있습니다"))
+    checked = store.insert_entry(entry("s1", "Deploy checklist ✅ passed"))
+    store._db.execute("DROP VIEW entries_indexed;" + MIGRATIONS[17])  # schema 18's index
+    store._db.execute("PRAGMA user_version=25")
+    assert store.fts(fts_expression(["東京"], "OR"), None, 10) == []
+    store.close()
+    reopened = Store(tmp_path / "db")
+
+    def found(word: str) -> set[int]:
+        return {r for r, _ in reopened.fts(fts_expression(query_terms(word), "OR"), None, 10)}
+
+    assert found("東京") == found("金庫") == {tokyo} and found("프린터") == {seoul}
+    assert found("✅") == {checked} and found("wi-fi") == {tokyo}
+    reopened.update_entry("j1", text="大阪オフィス")  # the triggers read the words as indexed
+    assert found("東京") == set() and found("大阪") == {tokyo}
 
 
 _NOTE_ROWS = st.lists(st.tuples(st.sampled_from(["a", "b", "c"]),  # agent
