@@ -144,10 +144,16 @@ def _spaced(match: re.Match[str]) -> str:
     return f" {char} " if match.group(1) or is_symbol(char) else char
 
 
+def has_segmented(text: str) -> bool:
+    """Whether a text has a character of those scripts (a scan in C: an entry's tokens are
+    walked in Python only then)."""
+    return not text.isascii() and _SEGMENTED_CHAR.search(text) is not None
+
+
 def segmented_run(tokens: Sequence[str]) -> str | None:
     """The characters of those scripts among a text's tokens (in their order), as phrases of
     them are matched: adjacent tokens adjacent, any other token a break ("\\0"); None when
-    there are none."""
+    there are none. Walks every token: ask :func:`has_segmented` of the text first."""
     if not any(len(token) == 1 and is_segmented(token) for token in tokens):
         return None
     return "".join(token if len(token) == 1 and is_segmented(token) else "\0"

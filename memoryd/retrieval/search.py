@@ -70,7 +70,13 @@ from memoryd.store.database import Store
 from memoryd.store.lexicon import Lexicon, is_word, unknown_words
 from memoryd.store.records import IndexedText, StoredEntry
 from memoryd.store.vectors import VectorIndex, follow_meta
-from memoryd.text import is_segmented, is_symbol, normalise_text, segmented_run
+from memoryd.text import (
+    has_segmented,
+    is_segmented,
+    is_symbol,
+    normalise_text,
+    segmented_run,
+)
 
 CANDIDATES = 50
 #: Hits shown with the turns around them (memoryd.retrieval.passage), and read beyond the
@@ -624,7 +630,8 @@ class Searcher:
         if found is None:
             tokens = self.store.tokens(text)
             found = self._known[key] = Known(tuple(sorted(map(sys.intern, set(tokens)))),
-                                             segmented_run(tokens))
+                                             segmented_run(tokens) if has_segmented(text)
+                                             else None)
             if len(self._known) > ENTRIES_KNOWN:
                 self._known.pop(next(iter(self._known)))
         return found
@@ -658,7 +665,7 @@ class Searcher:
         each character alone (a word of three characters weighed three times, and held by an
         entry with the three anywhere)."""
         tokens = self.store.tokens(term)
-        run = segmented_run(tokens)
+        run = segmented_run(tokens) if has_segmented(term) else None
         if run is None:
             return list(dict.fromkeys(tokens))
         return list(dict.fromkeys([*(part for part in run.split("\0") if part),
