@@ -346,7 +346,8 @@ class Indexer:
                 # form, which the redactor would no longer know)
                 fields = {"line_start": item.line_start, "line_end": item.line_end,
                           "category": item.category, "kind": item.kind,
-                          "polarity": item.polarity, "agent": facts.agent}
+                          "polarity": item.polarity, "agent": facts.agent,
+                          "heading": item.title_path}
                 if item.date:
                     fields["created"] = day_start(item.date)
                 matches = existing.get(hash_)
@@ -427,13 +428,14 @@ class Indexer:
         created = fields.pop("created", None)
         if created is None:
             created = self.store.created_when_removed(uid)
-        entry = Entry(
+        heading = fields.pop("heading", None)
+        entry = {**Entry(
             uid=uid, project=facts.project, key=None, text=text,
             hash=hash_, confidence=self.memory.remember.manual_confidence,
             tags=[], status="active", created=facts.mtime if created is None else created,
             updated=now, writer=facts.source, via="watch", session=None,
             source=facts.path, message_id=None, superseded_by=None, **fields,
-        ).as_dict()
+        ).as_dict(), "heading": heading}  # and the titles it is under (Store.insert_entry)
         self.store.insert_entry(entry)
         self.store.record_event(entry["uid"], "indexed", "watch", None, as_event(entry), now)
 

@@ -38,7 +38,10 @@ Sections
     a zero-width space or a soft hyphen dropped first: they do not split a word), its secrets
     redacted before (``## Deploy with ghp_…`` is ``deploy-with-[REDACTED:github-token]``: the
     kebab form lower-cases ``AKIA…`` and puts a "-" before a ``_`` token, which the redactor
-    would no longer know). ``heading`` is the heading as written. ``kind`` and
+    would no longer know). ``heading`` is the heading as written; ``title_path`` the titles
+    of the headings it is under, outermost first, as written (invisible characters dropped,
+    secrets redacted) and joined by " › ": ``Claude Memory › Kestrelwood migration``, what
+    the entry is searchable by beside its text. ``kind`` and
     ``polarity`` come from the nearest enclosing heading that names a notebook section, so
     ``### Deploy`` under ``## Mistakes`` is still a negative lesson. A heading names a section by
     its first words, case-insensitively, ignoring numbering, emoji and trailing text:
@@ -82,6 +85,8 @@ _DATE = re.compile(r"(?:\[(\d{4})-(\d{1,2})-(\d{1,2})\]|\((\d{4})-(\d{1,2})-(\d{
                    r"(?:[ \t]*[:\-\u2013\u2014](?=\s|$))?\s*")
 _FENCE = re.compile(r" *(`{3,}|~{3,})")
 _WORD = re.compile(r"[a-z]+")
+#: Between the titles of a ``title_path``.
+TITLE_SEPARATOR = " › "
 
 
 @dataclass(frozen=True)
@@ -96,6 +101,8 @@ class MemoryItem:
     kind: str
     polarity: str | None
     date: str | None
+    #: the titles of its enclosing headings, outermost first (see the module docstring)
+    title_path: str | None = None
 
 
 @dataclass(frozen=True)
@@ -117,6 +124,7 @@ class _Section:
     kind: str = "note"
     polarity: str | None = None
     category: str = ""
+    title_path: str | None = None
 
 
 @dataclass
@@ -313,11 +321,13 @@ def push_heading(stack: list[tuple[int, str]], level: int, heading: str) -> _Sec
     # an invisible character inside a word would split it ("ig-nore"), or a secret: the
     # category is shown in the memory block, judged by the quarantine as it is shown
     category = kebab(redact(INVISIBLE.sub("", heading)))
+    titles = [" ".join(redact(INVISIBLE.sub("", title)).split()) for _, title in stack]
+    title_path = TITLE_SEPARATOR.join(title for title in titles if title) or None
     for _, enclosing in reversed(stack):
         named = classify_heading(enclosing)
         if named is not None:
-            return _Section(heading, named[0], named[1], category)
-    return _Section(heading, category=category)
+            return _Section(heading, named[0], named[1], category, title_path)
+    return _Section(heading, category=category, title_path=title_path)
 
 
 # Entries
@@ -439,4 +449,5 @@ def build_item(draft: _Draft, text: str, date: str | None) -> MemoryItem:
         kind=draft.section.kind,
         polarity=draft.section.polarity,
         date=date,
+        title_path=draft.section.title_path,
     )

@@ -282,7 +282,7 @@ class FileEntryEdits:
                     if i.line_start >= line)
         text = redact(item.text)
         now = time.time()
-        entry = Entry(
+        entry = {**Entry(
             agent=old.agent, project=old.project, kind=old.kind,
             category=old.category, polarity=old.polarity, confidence=old.confidence,
             tags=list(old.tags), source=old.source, uid=uid, key=None, text=text,
@@ -290,7 +290,7 @@ class FileEntryEdits:
             status="active", created=now, updated=now, writer=actor,
             via="watch", session=None, message_id=None, superseded_by=None,
             line_start=item.line_start, line_end=item.line_end,
-        ).as_dict()
+        ).as_dict(), "heading": item.title_path}
         store = ctx.store
         with store.transaction():
             store.insert_entry(entry)

@@ -28,13 +28,18 @@ class Known:
     sorted tuple (~270 bytes an entry; a frozenset took ~2.3 KB), so that a question's word is
     looked up by bisection. ``said``: a digest of its normalised text, which tells copies of
     one text apart from rivals (normalising every candidate's text took 1.5-2.8 ms a search),
-    once it is a candidate (a passage's other chunks need none). ``rows``: the lexicon's rows
+    once it is a candidate (a passage's other chunks need none). Its words are its text's and
+    the titles' of the headings it is under (a memory file's entry). ``rows``: the lexicon's rows
     of its informative words, looked up when the lexicon had ``rows_of`` words. ``run``: its
     Han, Kana and Hangul characters in order (memoryd.text.segmented_run), for a question's run
     of them, which the keyword index matches as a phrase; None for a text without any."""
 
     words: tuple[str, ...]
     run: str | None = None
+    #: its words that only the titles it is under give (a memory file's entry): words of it for
+    #: ``coverage``, but no detail a version of it would change (two bullets of one section
+    #: share them)
+    titles_only: frozenset[str] = frozenset()
     said: bytes | None = None
     rows: np.ndarray | None = None
     rows_of: int = -1

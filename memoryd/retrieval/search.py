@@ -206,13 +206,15 @@ class Searcher:
                     expression, alone, [], inside, CANDIDATES // 2)]
         plan.texts = self.store.texts_by_rowids(
             list(dict.fromkeys([*plan.keyword, *plan.window_keyword])))
-        plan.known = {rowid: self._entry(rowid, text) for rowid, (text, *_) in plan.texts.items()}
+        plan.known = {rowid: self._entry(rowid, text.text, text.heading)
+                      for rowid, text in plan.texts.items()}
         for rowid, known in plan.known.items():
             says(known, plan.texts[rowid].text)
         self._read_around(plan, list(plan.texts))
         if self.lexicon is not None:  # for the alignment, while the question is embedded
             for known in [*plan.known.values(),
-                          *(self._entry(r, text) for r, (text, *_) in plan.chunks.items())]:
+                          *(self._entry(r, text.text, text.heading)
+                            for r, text in plan.chunks.items())]:
                 self._lexicon_rows(known, self.lexicon)
         plan.weights = self._term_weights(plan.terms)
         plan.unknown = self.unknown_words(" ".join(plan.terms))
@@ -340,7 +342,8 @@ class Searcher:
             hits = [replace(hit, explanation=explanation) for hit, explanation in zip(
                 hits, explanations(self.store, [candidates[i] for i in order], texts,
                                    plan.terms,
-                                   lambda r, t: plan.known.get(r) or self._entry(r, t),
+                                   lambda r, t: plan.known.get(r)
+                                   or self._entry(r, t, texts[r].heading),
                                    self._keys, query_vector))]
         return self._result(plan, hits, degraded, [] if plan.symbols_only else
                             [lacking[i] for i in order if lacking[i]])
@@ -442,7 +445,8 @@ class Searcher:
         plan.background = Background(float(pool.mean()), float(pool.std()), len(pool)) \
             if len(pool) else None
         mean, spread = self.model.background(pool)
-        known = [plan.known.get(rowid) or self._entry(rowid, texts[rowid].text)
+        known = [plan.known.get(rowid)
+                 or self._entry(rowid, texts[rowid].text, texts[rowid].heading)
                  for rowid in candidates]
         # the lead is over the best candidate that says something else: a copy of the same
         # text (another agent's, a file's and an import's) is not a rival, nor a version of it
@@ -534,7 +538,8 @@ class Searcher:
         them); another entry alone."""
         self._read_around(plan, candidates)
         around, texts = plan.around, plan.chunks
-        return [(own, *(self._entry(r, texts[r].text) for r in around.get(rowid, ()) if r in texts))
+        return [(own, *(self._entry(r, texts[r].text, texts[r].heading)
+                        for r in around.get(rowid, ()) if r in texts))
                 for rowid, own in zip(candidates, known)]
 
     def _read_around(self, plan: SearchPlan, rowids: list[int]) -> None:
@@ -624,14 +629,21 @@ class Searcher:
             self._stop_stems = self._tokens(" ".join(STOPWORDS))
         return self._stop_stems
 
-    def _entry(self, rowid: int, text: str) -> Known:
-        key = (rowid, hash(text))
+    def _entry(self, rowid: int, text: str, heading: str | None = None) -> Known:
+        """What search knows of an entry: the words of its (index) text and of the titles it
+        is under (``heading``: a memory file's entry), as the keyword index reads them."""
+        key = (rowid, hash((text, heading)))
         found = self._known.get(key)
         if found is None:
             tokens = self.store.tokens(text)
-            found = self._known[key] = Known(tuple(sorted(map(sys.intern, set(tokens)))),
-                                             segmented_run(tokens) if has_segmented(text)
-                                             else None)
+            words = set(tokens)
+            titled = self.store.tokens(heading) if heading else []
+            titles_only = frozenset(map(sys.intern, set(titled) - words))
+            found = self._known[key] = Known(
+                tuple(sorted(map(sys.intern, words | titles_only))),
+                segmented_run([*titled, "\0", *tokens] if titled else tokens)
+                if has_segmented(text) or has_segmented(heading or "") else None,
+                titles_only=titles_only)
             if len(self._known) > ENTRIES_KNOWN:
                 self._known.pop(next(iter(self._known)))
         return found
@@ -651,7 +663,8 @@ class Searcher:
             if self._restating is None:
                 self._restating = self._stops() | self._tokens(" ".join(RESTATING))
             stops = self._restating
-            entry.informative = frozenset(word for word in entry.words if word not in stops)
+            entry.informative = frozenset(word for word in entry.words if word not in stops
+                                          and word not in entry.titles_only)
         return entry.informative
 
     def stems(self, text: str) -> set[str]:

@@ -75,7 +75,7 @@ from memoryd.store.rows import (
 from memoryd.store.runs import Runs
 from memoryd.store.sessions import Sessions
 from memoryd.store.vector_rows import OLD_PARTS, ModelInfo, VectorRows
-from memoryd.text import keyword_text
+from memoryd.text import index_text, keyword_text
 
 __all__ = ["ENTRY_COLUMNS", "SELECT_ENTRY", "ModelInfo", "Store", "decode_records",
            "decode_tags", "encode_records", "encode_tags", "row_to_entry"]
@@ -397,10 +397,11 @@ class Store(EntryReads, VectorRows, EventRows, ChunkRows):
         marks = ", ".join("?" for _ in rowids)
         records = ", ".join("?" for _ in TRANSCRIPT_KINDS)  # what was said, not statements
         return {row[0]: IndexedText(row[1], row[2], bool(row[3]),
-                                    (row[4], row[5]) if row[4] and row[5] else None, row[6])
+                                    (row[4], row[5]) if row[4] and row[5] else None, row[6],
+                                    index_text(row[7]) if row[7] else None)
                 for row in self._db.execute(
                     f"SELECT id, index_text(text, key), created, kind NOT IN ({records}), "
-                    f"session, message_id, project FROM entries WHERE id IN ({marks})",
+                    f"session, message_id, project, heading FROM entries WHERE id IN ({marks})",
                     [*TRANSCRIPT_KINDS, *rowids])}
 
     def find_exact(self, agent: str, category: str, hash_: str, project: str | None,

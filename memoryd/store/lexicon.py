@@ -1,4 +1,5 @@
-"""The lexicon: every word of the entries, embedded alone, for search's word alignment.
+"""The lexicon: every word of the entries (of their texts, and of the titles a memory file's
+entry is under), embedded alone, for search's word alignment.
 
 A question asked weeks later rarely uses the stored words ("how skinny can a decal's arm be"
 for "thin tentacles tore off the sticker"); the sentence vectors of the small model catch only
@@ -146,7 +147,9 @@ def new_words(store: Store, lexicon: Lexicon, after: int, entries: int, words: i
     found: dict[str, str] = {}
     reached = after
     for rowid, text in cast(list[tuple[int, str]], store._db.execute(
-            "SELECT id, index_text(text, key) FROM entries WHERE id > ? ORDER BY id LIMIT ?",
+            "SELECT id, index_text(text, key) || CASE WHEN heading IS NULL THEN '' "
+            "ELSE char(10) || index_text(heading, NULL) END "
+            "FROM entries WHERE id > ? ORDER BY id LIMIT ?",
             (after, entries)).fetchall()):
         found |= unknown_words(store, lexicon, [text], found)
         reached = rowid

@@ -431,6 +431,53 @@ MIGRATIONS: tuple[str, ...] = (
     END;
     INSERT INTO entries_fts(entries_fts) VALUES ('rebuild');
     """,
+    # 27: a memory file's entry is searchable by the titles of the headings it is under
+    # (``heading``, memoryd.ingest.markdown's ``title_path``: "Claude Memory › Kestrelwood
+    # migration"), which its category only named in a kebab form no word of the entry held:
+    # the keyword index reads them where it read the category (its vectors stay of its text:
+    # an entry moved under other headings, a notebook's line archived, is not embedded again).
+    # Memory files are parsed again when next read (at start: their ``text_key`` is dropped),
+    # which fills the column; until then the index holds the categories, as before
+    """
+    ALTER TABLE entries ADD COLUMN heading TEXT;
+    DROP TRIGGER entries_ai;
+    DROP TRIGGER entries_ad;
+    DROP TRIGGER entries_au;
+    DROP VIEW entries_indexed;
+    CREATE VIEW entries_indexed AS
+        SELECT id, keyword_text(index_text(text, key)) AS text,
+            keyword_text(CASE WHEN heading IS NULL THEN category
+                         ELSE index_text(heading, NULL) END) AS category,
+            keyword_text(tags) AS tags FROM entries;
+    CREATE TRIGGER entries_ai AFTER INSERT ON entries BEGIN
+        INSERT INTO entries_fts(rowid, text, category, tags)
+        VALUES (new.id, keyword_text(index_text(new.text, new.key)),
+                keyword_text(CASE WHEN new.heading IS NULL THEN new.category
+                             ELSE index_text(new.heading, NULL) END),
+                keyword_text(new.tags));
+    END;
+    CREATE TRIGGER entries_ad AFTER DELETE ON entries BEGIN
+        INSERT INTO entries_fts(entries_fts, rowid, text, category, tags)
+        VALUES ('delete', old.id, keyword_text(index_text(old.text, old.key)),
+                keyword_text(CASE WHEN old.heading IS NULL THEN old.category
+                             ELSE index_text(old.heading, NULL) END),
+                keyword_text(old.tags));
+    END;
+    CREATE TRIGGER entries_au AFTER UPDATE OF text, key, category, tags, heading ON entries
+    BEGIN
+        INSERT INTO entries_fts(entries_fts, rowid, text, category, tags)
+        VALUES ('delete', old.id, keyword_text(index_text(old.text, old.key)),
+                keyword_text(CASE WHEN old.heading IS NULL THEN old.category
+                             ELSE index_text(old.heading, NULL) END),
+                keyword_text(old.tags));
+        INSERT INTO entries_fts(rowid, text, category, tags)
+        VALUES (new.id, keyword_text(index_text(new.text, new.key)),
+                keyword_text(CASE WHEN new.heading IS NULL THEN new.category
+                             ELSE index_text(new.heading, NULL) END),
+                keyword_text(new.tags));
+    END;
+    UPDATE files SET text_key = NULL WHERE kind = 'memory';
+    """,
 )
 #: The keyword index's tokenizer and its arguments, as migration 26 made ``entries_fts``:
 #: search reads a text's words with it (Store.tokens, memoryd.store.lexicon).

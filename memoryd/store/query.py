@@ -402,6 +402,8 @@ class EntryReads:
         return cached[0]
 
     def word_indexed(self, word: str) -> bool:
-        """Whether any entry's text holds ``word`` (as the full-text index tokenises it)."""
+        """Whether any entry's text, or the titles it is under, holds ``word`` (as the
+        full-text index tokenises it: the titles are where its category was)."""
         return self._db.execute("SELECT 1 FROM entries_fts WHERE entries_fts MATCH ? LIMIT 1",
-                                ("text : " + fts_phrase(word),)).fetchone() is not None
+                                ("{text category} : " + fts_phrase(word),)).fetchone() \
+            is not None

@@ -23,6 +23,9 @@ class IndexedText(NamedTuple):
     #: the project it is of, None for a global one: statements of two projects are never
     #: versions of one (memoryd.retrieval.versions)
     project: str | None = None
+    #: a memory file's entry: the titles of the headings it is under, its words too
+    #: (memoryd.ingest.markdown's ``title_path``, as the keyword index reads them)
+    heading: str | None = None
 
 
 @dataclass(frozen=True)
@@ -103,6 +106,8 @@ class StoredEntry:
     stale: str | None
     quarantined: bool
     records: tuple[str, ...] | None
+    #: a memory file's entry: the titles of the headings it is under (memoryd.ingest.markdown)
+    heading: str | None
 
     def as_dict(self) -> dict[str, Any]:
         """The entry as replies and its events' snapshots show it: its id as ``id``, after
@@ -119,7 +124,7 @@ class StoredEntry:
 _SHOWN = ("rowid", "agent", "project", "kind", "category", "key", "text", "hash", "confidence",
           "tags", "status", "created", "updated", "writer", "via", "session", "source",
           "line_start", "line_end", "message_id", "superseded_by", "polarity", "occurrences",
-          "stale", "quarantined", "records")
+          "stale", "quarantined", "records", "heading")
 
 
 @dataclass(frozen=True)

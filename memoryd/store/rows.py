@@ -39,6 +39,7 @@ ENTRY_COLUMNS = (
     "stale",
     "quarantined",
     "records",
+    "heading",
 )
 
 

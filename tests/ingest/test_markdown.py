@@ -260,6 +260,22 @@ def test_a_headings_secret_is_redacted_before_its_kebab_form() -> None:
         "deploy-with-[REDACTED:github-token]", "aws-[REDACTED:aws-access-key]",
         "password-[REDACTED:password]"]
     assert items[0].heading == f"Deploy with {github}"  # the file's own text
+    assert [item.title_path for item in items] == [
+        "Deploy with [REDACTED:github-token]",
+        "Deploy with [REDACTED:github-token] › AWS [REDACTED:aws-access-key]",
+        "password: [REDACTED:password]"]
+
+
+def test_an_entrys_title_path_is_every_heading_it_is_under_as_written() -> None:
+    text = ("# Team rules\n- under the title\n## Kestrelwood   migration\n### Batches\n- a\n"
+            "## Reviews\n- b\n#\n- c\n")
+
+    items = parse_items(text)
+
+    assert [item.title_path for item in items] == [
+        "Team rules", "Team rules › Kestrelwood migration › Batches", "Team rules › Reviews",
+        None]
+    assert parse_items("just a note\n")[0].title_path is None
 
 
 # Dates

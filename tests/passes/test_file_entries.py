@@ -266,7 +266,8 @@ def test_an_entry_no_longer_in_its_file_as_indexed_is_refused(tmp_path: Path) ->
         key=None, text=text, hash=content_hash(text), confidence=1.0, tags=(),
         status="active", created=0.0, updated=0.0, writer=None, via="watch", session=None,
         source=str(path), line_start=6, line_end=6, message_id=None, superseded_by=None,
-        polarity=None, occurrences=1, stale=None, quarantined=False, records=None)
+        polarity=None, occurrences=1, stale=None, quarantined=False, records=None,
+        heading=None)
     item, lines = locate(entry, read_text(path))
     assert (item.line_start, item.line_end) == (6, 6)
     assert replaced(lines, item, None) == CLAUDE_MD.replace("- Keep answers short.\n", "")

@@ -1,14 +1,18 @@
 """What search reads as a word: a word of Han, Kana or Hangul found by any run of its
-characters, a symbol searched alone."""
+characters, a symbol searched alone, the titles of the headings a file's entry is under."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from memoryd_client import Client
 
-from tests.conftest import RunningDaemon
+from memoryd.embedding.model import Embedder
+from memoryd.store.database import Store
+from memoryd.store.migrations import MIGRATIONS
+from tests.conftest import RunningDaemon, start_daemon, wait_until
 
 NOTES = {
     "tokyo": "東京オフィスのWi-Fiパスワードは金庫にあります",
@@ -80,3 +84,75 @@ def test_a_symbol_beside_words_is_one_of_them(notes: dict[str, str], search: Cli
     assert hits[0]["id"] == notes["checked"] and hits[0]["score"]["coverage"] == 1.0
     english = next(h for h in hits if h["id"] == notes["english"])
     assert english["score"]["coverage"] < 1.0
+
+
+RULES = """\
+# Team rules
+
+## Kestrelwood migration
+- Move the old orders table in three batches of 10k rows.
+
+## Hosting providers
+- Staging runs on Hetzner.
+- Production runs on AWS.
+"""
+
+
+def write_rules(memoryd_home: Path, client: Client) -> None:
+    """The user's CLAUDE.md, once its entries are indexed."""
+    rules = memoryd_home / "user" / ".claude" / "CLAUDE.md"
+    rules.parent.mkdir(parents=True, exist_ok=True)
+    rules.write_text(RULES)
+    wait_until(lambda: client.list_entries(agent="claude-code")["total"] == 3)
+
+
+def test_a_word_only_in_a_heading_finds_the_entries_under_it(
+        memoryd_home: Path, daemon: RunningDaemon, client: Client) -> None:
+    """"kestrelwood" was only the category kestrelwood-migration: two unrelated hits at
+    0.13/0.11, the bullet under it no match (coverage 0)."""
+    write_rules(memoryd_home, client)
+    hits = client.search("kestrelwood", agent="claude-code")["hits"]
+    assert hits[0]["text"].startswith("Move the old orders table") and hits[0]["match"]
+    assert hits[0]["heading"] == "Team rules › Kestrelwood migration"
+    assert hits[0]["score"]["coverage"] == 1.0
+    assert [h for h in hits if h["match"]] == hits[:1]
+
+
+def test_bullets_of_one_section_are_no_versions_of_each_other_by_its_title(
+        memoryd_home: Path, daemon: RunningDaemon, client: Client) -> None:
+    """Two bullets of a section share its title's words: they are not one statement said
+    again (the older marked as having a newer version) for it."""
+    write_rules(memoryd_home, client)
+    hits = client.search("hosting providers", agent="claude-code")["hits"]
+    assert {h["text"] for h in hits[:2]} == {"Staging runs on Hetzner.",
+                                            "Production runs on AWS."}
+    assert not [h for h in hits if "newer" in h]
+
+
+def test_an_upgraded_store_finds_an_entry_by_its_heading(memoryd_home: Path,
+                                                         embedder: Embedder) -> None:
+    """A store of schema 26 (no titles kept) finds the bullet by its heading once the daemon
+    has started again: its memory files are read again, nothing to do."""
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket, timeout_s=30) as client:
+            write_rules(memoryd_home, client)
+    finally:
+        running.stop()
+    store = Store(memoryd_home / "memoryd.db")
+    store._db.execute(
+        "DROP VIEW entries_indexed; DROP TRIGGER entries_ai; DROP TRIGGER entries_ad; "
+        "DROP TRIGGER entries_au; ALTER TABLE entries DROP COLUMN heading; "
+        "CREATE VIEW entries_indexed AS SELECT 1; "
+        + "".join(f"CREATE TRIGGER entries_{name} AFTER INSERT ON entries BEGIN SELECT 1; END;"
+                  for name in ("ai", "ad", "au"))
+        + MIGRATIONS[25] + "PRAGMA user_version=26;")
+    store.close()
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket, timeout_s=30) as client:
+            wait_until(lambda: client.search("kestrelwood", agent="claude-code")["hits"][0]
+                       ["match"])
+    finally:
+        running.stop()
+    assert not running.errors

@@ -46,7 +46,8 @@ def test_an_entry_read_back_has_every_column_in_the_order_replies_show_them(tmp_
     store.insert_entry({**entry("t1", "User: deploy?"), "key": "k", "session": "s",
                         "source": "/x.jsonl", "line_start": 2, "line_end": 3,
                         "message_id": "m", "polarity": "negative", "writer": "w",
-                        "project": "/p", "records": ["r1", "r2"], "tags": ["b", "a"]})
+                        "project": "/p", "records": ["r1", "r2"], "tags": ["b", "a"],
+                        "heading": "Rules › Deploys"})
     read = store.entry_by_uid("t1")
     assert read is not None
     shown = read.as_dict()
@@ -57,7 +58,8 @@ def test_an_entry_read_back_has_every_column_in_the_order_replies_show_them(tmp_
         "tags": ["a", "b"], "status": "active", "created": 1.0, "updated": 1.0, "writer": "w",
         "via": "api", "session": "s", "source": "/x.jsonl", "line_start": 2, "line_end": 3,
         "message_id": "m", "superseded_by": None, "polarity": "negative", "occurrences": 1,
-        "stale": None, "quarantined": False, "records": ["r1", "r2"]}
+        "stale": None, "quarantined": False, "records": ["r1", "r2"],
+        "heading": "Rules › Deploys"}
     assert (read.uid, read.tags, read.records) == ("t1", ("a", "b"), ("r1", "r2"))
 
 
@@ -168,8 +170,10 @@ def test_an_entry_is_embedded_again_only_when_its_text_changes(tmp_path) -> None
     assert store.count_backlog() == 0
     store.update_entry("u1", text="thin tentacles tear off", source="/notes/archive/n.md")
     assert store.count_backlog() == 0
+    store.update_entry("u1", heading="Notes › Archive")  # its headings are no text of it
+    assert store.count_backlog() == 0
     store.update_entry("u1", text="thick tentacles hold")
-    assert store.rows_missing_vectors(10)[0][0] == rowid
+    assert store.rows_missing_vectors(10)[0] == (rowid, "u1", "thick tentacles hold")
 
 
 def test_a_newer_schema_is_refused(tmp_path) -> None:
@@ -197,7 +201,7 @@ def test_the_wal_is_checkpointed_by_the_background_checkpointer(tmp_path) -> Non
 
 def without_later_columns(store: Store) -> None:
     """A database of an older schema has none of the columns, tables, indexes and views later
-    migrations add (16-24), and the keyword index of schema 1."""
+    migrations add (16-27), and the keyword index of schema 1."""
     first = MIGRATIONS[0]
     keyword_index = first[first.index("CREATE VIRTUAL TABLE entries_fts"):
                           first.index("CREATE TABLE events")]
@@ -208,7 +212,8 @@ def without_later_columns(store: Store) -> None:
         "ALTER TABLE files DROP COLUMN text_key; ALTER TABLE files DROP COLUMN project; "
         "DROP TABLE outcomes; ALTER TABLE sessions DROP COLUMN judged; "
         "DROP TABLE archived_turns; DROP TABLE vector_refine; DROP TRIGGER entries_refine_ad; "
-        "DROP INDEX entries_notes_day; DROP INDEX entries_notes_day_project")
+        "DROP INDEX entries_notes_day; DROP INDEX entries_notes_day_project; "
+        "ALTER TABLE entries DROP COLUMN heading")
 
 
 def test_transcript_chunks_flagged_by_their_own_labels_are_let_go_at_upgrade(tmp_path) -> None:
@@ -294,7 +299,8 @@ def test_an_older_keyword_index_finds_words_of_any_script_once_opened(tmp_path) 
     tokyo = store.insert_entry(entry("j1", "東京オフィスのWi-Fiパスワードは金庫にあります"))
     seoul = store.insert_entry(entry("k1", "서울 사무실 프린터는 2층에 있습니다"))
     checked = store.insert_entry(entry("s1", "Deploy checklist ✅ passed"))
-    store._db.execute("DROP VIEW entries_indexed;" + MIGRATIONS[17])  # schema 18's index
+    store._db.execute("DROP VIEW entries_indexed;" + MIGRATIONS[17]  # schema 18's index
+                      + "ALTER TABLE entries DROP COLUMN heading")
     store._db.execute("PRAGMA user_version=25")
     assert store.fts(fts_expression(["東京"], "OR"), None, 10) == []
     store.close()
