@@ -188,6 +188,13 @@ def kebab(heading: str) -> str:
     return "-".join(word for word in words if word)
 
 
+def fold_category(name: str) -> str:
+    """A category as a filter compares it: in the form a heading's category is made
+    (:func:`kebab`), so that "Mistakes", "mistakes" and "Tool Quirks" / "tool-quirks" are one
+    (a category written through the API is kept as written)."""
+    return kebab(name.strip())
+
+
 def _kebab_words(text: str) -> str:
     words = _KEBAB_DROP.sub("", text.lower())
     return _KEBAB_SPLIT.sub("-", words).strip("-")

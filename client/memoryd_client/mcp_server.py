@@ -343,6 +343,8 @@ def search(client: Client, values: dict[str, Any], facts: dict[str, str]) -> str
                            shared=None if other else True)
     if other and result.get("unknown_agents"):
         return f"no agent named {other!r} has anything in memory"
+    if result.get("unknown_category") is not None:
+        return f"nothing in memory is filed under category {values['category']!r}"
     return Shown(search_text(values["query"], result["hits"], time.time(), facts["project"],
                              "" if other else facts["agent"]),
                  [hit["id"] for hit in result["hits"]])

@@ -311,6 +311,14 @@ def unknown_agents(result: dict[str, Any]) -> str | None:
     return f"no entries of {'agent' if len(unknown) == 1 else 'agents'} {names} at all"
 
 
+def unknown_category(result: dict[str, Any]) -> str | None:
+    """When the category named is no entry's, in any case or form, that said (a misspelt
+    category is not an empty one): "no entries in category 'mistaeks' at all"; None
+    otherwise. The viewer says it too."""
+    category = result.get("unknown_category")
+    return f"no entries in category {category!r} at all" if category is not None else None
+
+
 def no_directory(project: str | None) -> str | None:
     """When a project filter names no directory, that said ("/nonexistent is no directory");
     None otherwise. Said when nothing was found: a misspelt path is not a project without
@@ -321,9 +329,15 @@ def no_directory(project: str | None) -> str | None:
 
 
 def note_unknown_agents(result: dict[str, Any]) -> None:
+    """The agents, and the category, named that no entry has (see :func:`unknown_agents`,
+    :func:`unknown_category`), on stderr."""
     said = unknown_agents(result)
     if said:
         print(f"note: {said} (`memory status` lists the agents)", file=sys.stderr)
+    said = unknown_category(result)
+    if said:
+        print(f"note: {said} (`memory list` shows each entry's agent/category)",
+              file=sys.stderr)
 
 
 def note_no_directory(project: str | None) -> None:

@@ -25,6 +25,8 @@ class Filter:
     tags: tuple[str, ...]
     #: agents named that have no entry at all (a misspelt name finds nothing, and says so)
     unknown_agents: tuple[str, ...] = ()
+    #: a category named that no entry has, in any form (Store.categories_named)
+    unknown_category: str | None = None
 
     def within(self, start: float, end: float) -> Filter:
         since = max(start, self.vectors.since) if self.vectors.since is not None else start
@@ -35,9 +37,14 @@ class Filter:
 
 def request_filter(store: Store, request: FilterRequest) -> Filter:
     """The filters a request names, for the vector index and the store: the agents with
-    their subagents, and the directories as their projects."""
+    their subagents, the category as the categories it names (any case, a heading's words:
+    "Mistakes" is the section's "mistakes"), and the directories as their projects."""
     agents, unknown = _agents(store, request.agents, request.teams)
-    categories = [request.category] if request.category is not None else None
+    categories, unknown_category = None, None
+    if request.category is not None:
+        named = store.categories_named(request.category)
+        categories = named or [request.category]
+        unknown_category = None if named else request.category
     kinds = list(request.kinds) if request.kinds is not None else None
     project = project_of(request.project) if request.project else None
     statuses = list(request.statuses)
@@ -57,7 +64,7 @@ def request_filter(store: Store, request: FilterRequest) -> Filter:
         query = query.tag(tag)
     vector_filter = VectorFilter(agents, categories, kinds, projects, tuple(statuses),
                                  request.since, request.until)
-    return Filter(vector_filter, query, request.tags, unknown)
+    return Filter(vector_filter, query, request.tags, unknown, unknown_category)
 
 
 def _agents(store: Store, named: tuple[str, ...] | None, teams: bool = False

@@ -145,7 +145,8 @@ class Background:
 class SearchResult:
     """The hits, best first; the threshold a match passes; why the hits are less sure than
     usual (None: they are not); the agents named that have no entry at all; the vector
-    candidates' background; and a time the question named."""
+    candidates' background; a time the question named; and the category named, if no entry
+    has it."""
 
     hits: tuple[Hit, ...]
     threshold: float
@@ -153,6 +154,8 @@ class SearchResult:
     unknown_agents: tuple[str, ...] = ()
     background: Background | None = None
     window: Window | None = None
+    #: the category named, when no entry has it in any form (a misspelt one finds nothing)
+    unknown_category: str | None = None
 
     @property
     def degraded(self) -> bool:

@@ -370,7 +370,7 @@ class Searcher:
         reason = "keyword-only: the embedding model is not loaded" if degraded else \
             ranking.degraded_reason(lacking) if lacking else None
         return SearchResult(tuple(hits), plan.threshold, reason, plan.filter.unknown_agents,
-                            plan.background, plan.window)
+                            plan.background, plan.window, plan.filter.unknown_category)
 
     def vector_half(self, plan: SearchPlan, query: np.ndarray | None) -> VectorFound | None:
         """The vector index's candidates for each of the plan's filters (the index's own

@@ -154,4 +154,6 @@ class ListMethods:
         }
         if where.unknown_agents:
             page["unknown_agents"] = list(where.unknown_agents)
+        if where.unknown_category is not None:
+            page["unknown_category"] = where.unknown_category
         return page

@@ -135,6 +135,8 @@ def search_reply(result: SearchResult, now: float, *, why: bool = False) -> dict
         reply["degraded_reason"] = result.degraded_reason
     if result.unknown_agents:
         reply["unknown_agents"] = list(result.unknown_agents)
+    if result.unknown_category is not None:
+        reply["unknown_category"] = result.unknown_category
     if result.background is not None:
         reply["background"] = {"mean": round(result.background.mean, 4),
                                "spread": round(result.background.spread, 4),

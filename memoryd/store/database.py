@@ -75,7 +75,7 @@ from memoryd.store.rows import (
 from memoryd.store.runs import Runs
 from memoryd.store.sessions import Sessions
 from memoryd.store.vector_rows import OLD_PARTS, ModelInfo, VectorRows
-from memoryd.text import index_text, keyword_text
+from memoryd.text import fold_category, index_text, keyword_text
 
 __all__ = ["ENTRY_COLUMNS", "SELECT_ENTRY", "ModelInfo", "Store", "decode_records",
            "decode_tags", "encode_records", "encode_tags", "row_to_entry"]
@@ -152,6 +152,8 @@ class Store(EntryReads, VectorRows, EventRows, ChunkRows):
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._agents: set[str] | None = None
+        #: every category an entry has (or had), by its folded form (Store.categories_named)
+        self._categories: dict[str, set[str]] | None = None
         try:
             self._db = apsw.Connection(str(path))
             self._db.enable_load_extension(True)
@@ -369,6 +371,7 @@ class Store(EntryReads, VectorRows, EventRows, ChunkRows):
         )
         if self._agents is not None:
             self._agents.add(entry["agent"])
+        self._know_category(entry.get("category") or "")
         return self._db.last_insert_rowid()
 
     def entry_by_uid(self, uid: str) -> StoredEntry | None:
@@ -472,6 +475,8 @@ class Store(EntryReads, VectorRows, EventRows, ChunkRows):
             changes["tags"] = encode_tags(changes["tags"])
         if "agent" in changes and self._agents is not None:
             self._agents.add(changes["agent"])
+        if "category" in changes:
+            self._know_category(changes["category"] or "")
         if not META_COLUMNS.isdisjoint(changes):
             self.meta_changed.add(uid)
             if self.fill_changes is not None:
@@ -529,6 +534,26 @@ class Store(EntryReads, VectorRows, EventRows, ChunkRows):
         rows = self._db.execute("SELECT f.source, count(*) FROM files f JOIN entries e "
                                "ON e.source = f.path WHERE e.status = 'active' GROUP BY f.source")
         return {source: n for source, n in rows}
+
+    def categories_named(self, name: str) -> list[str]:
+        """The categories of entries (any agent's, any status) that ``name`` names: itself, and
+        those of the same folded form (memoryd.text.fold_category: lower case, words joined by
+        "-", as a heading's category is made), so that "Mistakes" finds the section's
+        "mistakes"; [] when no entry has one. Read once, then kept up to date by the writes
+        (a category no longer held stays, as an agent does)."""
+        if self._categories is None:
+            self._categories = {}
+            for (category,) in self._db.execute("SELECT DISTINCT category FROM entries"):
+                self._know_category(category)
+        folded = fold_category(name)
+        same = self._categories.get(folded, set())
+        if not folded:  # no word in it ("", "✅"): only itself
+            return [name] if name in same else []
+        return sorted(same)
+
+    def _know_category(self, category: str) -> None:
+        if self._categories is not None:
+            self._categories.setdefault(fold_category(category), set()).add(category)
 
     def known_agents(self) -> set[str]:
         """Every agent that has (or had, since the daemon started) an entry; read once, then

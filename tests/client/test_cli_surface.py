@@ -209,6 +209,26 @@ def _store_history(client: Client) -> dict[str, str]:
     return ids
 
 
+def test_a_category_is_named_in_any_case_and_a_misspelt_one_is_said(daemon, client) -> None:
+    """A heading's category is made in lower case ("## Mistakes": mistakes): named as the
+    heading reads, it found nothing, "no match (nothing ranked)" and no word why."""
+    lesson = client.remember("claude-code", "mistakes", "Ran the orders migration without a "
+                             "backup first")["entry"]["id"]
+    quirk = client.remember("claude-code", "Tool Quirks", "The orders exporter drops the "
+                            "header row")["entry"]["id"]
+    found = run_cli("search", "claude-code", "Mistakes", "orders migration backup")
+    assert found.returncode == 0 and lesson in found.stdout, found.stderr
+    assert quirk in run_cli("search", "claude-code", "tool-quirks", "exporter header").stdout
+    assert lesson in run_cli("list", "--category", "MISTAKES").stdout
+    missed = run_cli("search", "claude-code", "mistaeks", "orders migration backup")
+    assert missed.returncode == 1 and "no match (nothing ranked)" in missed.stderr
+    assert "no entries in category 'mistaeks' at all" in missed.stderr
+    assert "no entries in category 'mistaeks' at all" in run_cli(
+        "list", "--category", "mistaeks").stderr
+    assert "unknown_category" not in client.search("backup", agent="claude-code",
+                                                   category="Mistakes")
+
+
 def test_list_and_recent_filter_page_and_order(daemon, client) -> None:
     ids = _store_history(client)
     listed = run_cli("list", "designer")

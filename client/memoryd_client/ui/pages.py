@@ -26,7 +26,13 @@ from memoryd_client.ui.html import (
     status_badges,
     table,
 )
-from memoryd_client.views import no_directory, unknown_agents, usage_words, when
+from memoryd_client.views import (
+    no_directory,
+    unknown_agents,
+    unknown_category,
+    usage_words,
+    when,
+)
 from memoryd_client.wire import HUMAN_CHANNELS
 
 TYPE_CHECKING = False
@@ -140,9 +146,10 @@ def search_results(client: Client, query: dict[str, str]) -> str:
 
 
 def _notes(reply: dict[str, Any], project: str | None, found: bool) -> str:
-    """What the `memory` command notes of the filters: an agent with no entries at all, and
-    (when nothing was found) a project filter that names no directory."""
-    said = [unknown_agents(reply), None if found else no_directory(project)]
+    """What the `memory` command notes of the filters: an agent or a category with no entries
+    at all, and (when nothing was found) a project filter that names no directory."""
+    said = [unknown_agents(reply), unknown_category(reply),
+            None if found else no_directory(project)]
     return "".join(f'<p class="note">Note: {esc(note)}.</p>' for note in said if note)
 
 
