@@ -11,8 +11,8 @@ from memoryd_client import Client
 
 from memoryd.embedding.model import Embedder
 from memoryd.store.database import Store
-from memoryd.store.migrations import MIGRATIONS
 from tests.conftest import RunningDaemon, start_daemon, wait_until
+from tests.store.test_store import as_schema_26
 
 NOTES = {
     "tokyo": "東京オフィスのWi-Fiパスワードは金庫にあります",
@@ -140,13 +140,7 @@ def test_an_upgraded_store_finds_an_entry_by_its_heading(memoryd_home: Path,
     finally:
         running.stop()
     store = Store(memoryd_home / "memoryd.db")
-    store._db.execute(
-        "DROP VIEW entries_indexed; DROP TRIGGER entries_ai; DROP TRIGGER entries_ad; "
-        "DROP TRIGGER entries_au; ALTER TABLE entries DROP COLUMN heading; "
-        "CREATE VIEW entries_indexed AS SELECT 1; "
-        + "".join(f"CREATE TRIGGER entries_{name} AFTER INSERT ON entries BEGIN SELECT 1; END;"
-                  for name in ("ai", "ad", "au"))
-        + MIGRATIONS[25] + "PRAGMA user_version=26;")
+    as_schema_26(store)
     store.close()
     running = start_daemon(embedder)
     try:

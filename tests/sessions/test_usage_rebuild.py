@@ -110,6 +110,7 @@ def test_an_entry_no_session_touched_has_no_history_line_per_session(tmp_path: P
     from memoryd.store.database import Store
     from memoryd.store.usage import Usage
     from memoryd.store.usage_log import UsageLog, replay_usage_log
+    from tests.store.test_store import as_schema_26
 
     store = Store(tmp_path / "memoryd.db")
     usage, now = Usage(store), time.time()
@@ -128,6 +129,7 @@ def test_an_entry_no_session_touched_has_no_history_line_per_session(tmp_path: P
     # an index from before wrote one event a session: gone at its upgrade
     store.record_event("e1", "outcome", "memoryd (outcomes)", None,
                        {"session": "s0", "outcome": "no occasion", "why": "no occasion"}, now)
+    as_schema_26(store)  # the schema of then: migrations run once
     store._db.execute("PRAGMA user_version=24")
     store.close()
     upgraded = Store(tmp_path / "memoryd.db")

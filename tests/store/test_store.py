@@ -199,6 +199,19 @@ def test_the_wal_is_checkpointed_by_the_background_checkpointer(tmp_path) -> Non
         store.close()
 
 
+def as_schema_26(store: Store) -> None:
+    """A database of schema 26: no ``heading`` column (schema 27), its keyword index as schema
+    26 made it (migrations run once: a test that takes ``user_version`` back to before 27
+    takes the schema back too)."""
+    store._db.execute(
+        "DROP VIEW entries_indexed; DROP TRIGGER entries_ai; DROP TRIGGER entries_ad; "
+        "DROP TRIGGER entries_au; ALTER TABLE entries DROP COLUMN heading; "
+        "CREATE VIEW entries_indexed AS SELECT 1; "
+        + "".join(f"CREATE TRIGGER entries_{name} AFTER INSERT ON entries BEGIN SELECT 1; END;"
+                  for name in ("ai", "ad", "au"))
+        + MIGRATIONS[25] + "PRAGMA user_version=26;")
+
+
 def without_later_columns(store: Store) -> None:
     """A database of an older schema has none of the columns, tables, indexes and views later
     migrations add (16-27), and the keyword index of schema 1."""
