@@ -34,6 +34,7 @@ from memoryd.errors import ConfigError
 from memoryd.ingest.watcher import Watcher, WatchTrouble
 from memoryd.passes.runner import PassRunner
 from memoryd.passes.scope import missing_projects
+from memoryd.project import repository_of
 from memoryd.server.health_words import (
     OK,
     PROBLEM,
@@ -336,7 +337,10 @@ class Health:
         watched = set(watcher.projects.values()) | set(watcher.project_roots.values()) \
             if watcher is not None else set()
         unwatched = await asyncio.to_thread(
-            lambda: [p for p in sorted(ran) if p not in watched and os.path.isdir(p)])
+            # a repository: a session outside git (in /tmp, in HOME) has no instruction files
+            # of a project to read, and adding it as a root would walk the whole directory
+            lambda: [p for p in sorted(ran)
+                     if p not in watched and os.path.isdir(p) and repository_of(p) is not None])
         said, fixes = [], []
         if gone:
             said.append("entries filed under a project directory that no longer exists: "

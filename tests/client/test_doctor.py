@@ -671,6 +671,14 @@ def test_a_hooked_project_no_source_watches_is_named_with_the_command(daemon, cl
                           "hook_event_name": "SessionStart"}),
         capture_output=True, text=True, timeout=60, check=False)
     assert started.returncode == 0, started.stderr
+    loose = tmp_path / "loose"  # no repository: nothing of a project to read there
+    loose.mkdir()
+    elsewhere = subprocess.run(
+        [sys.executable, "-m", "memoryd_client", "hook", "claude-code", "SessionStart"],
+        input=json.dumps({"session_id": "s-loose", "cwd": str(loose), "source": "startup",
+                          "hook_event_name": "SessionStart"}),
+        capture_output=True, text=True, timeout=60, check=False)
+    assert elsewhere.returncode == 0, elsewhere.stderr
     wait_until(lambda: by_name(doctor()[1])["projects"]["status"] == "warning")
     projects = by_name(doctor()[1])["projects"]
     assert f"sessions ran lately in projects no source watches (their CLAUDE.md, AGENTS.md, " \
