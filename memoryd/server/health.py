@@ -306,10 +306,10 @@ class Health:
         removable = [name for _, name, managed in gone if managed]
         if removable:
             moved = any(what.startswith("project ") for what, _, managed in gone if managed)
-            fixes.append("create it, or stop watching it: " + "; ".join(
-                f"memory sources remove {shlex.quote(name)}" for name in removable) + (
-                " (a repository moved or renamed: `memory sources add --project NEW`, and "
-                "`memory move-project OLD NEW` for the entries stored in it)" if moved else ""))
+            fixes.append(("a repository moved or renamed: `memory sources add --project NEW`, "
+                          "and `memory move-project OLD NEW` for the entries stored in it; else "
+                          if moved else "") + "create it, or stop watching it: " + "; ".join(
+                f"memory sources remove {shlex.quote(name)}" for name in removable))
         by_hand = [name for _, name, managed in gone if not managed]
         if by_hand:
             fixes.append(f"create it, or stop watching it: {', '.join(by_hand)} "
