@@ -373,9 +373,7 @@ def export(store: Store, usage_log: UsageLog) -> int:
         sessions.update(cast(str, row[1]) for row in rows)
         written += len(rows)
         after = (cast(str, rows[-1][0]), cast(str, rows[-1][1]))
-    records = [r for r in (session_record(store, s) for s in sorted(sessions)) if r]
-    if records:
-        usage_log.append(records)
+    _append_sessions(store, usage_log, sorted(sessions))
     usage_log.sync()
     with store._db:
         store.set_meta(KEY, str(usage_log.size()))
@@ -400,15 +398,8 @@ def export_log(store: Store, usage_log: UsageLog, *, holds_all: bool) -> int:
         after = cast(int, rows[-1][0])
     extracted = [cast(str, s) for (s,) in store._db.execute(
         "SELECT id FROM sessions WHERE extracted IS NOT NULL ORDER BY id")]
-    records = [r for r in (session_record(store, s) for s in extracted) if r]
-    if records:
-        usage_log.append(records)
-        written += len(records)
-    usage_log.sync()
-    with store.transaction():
-        if holds_all:
-            store.set_meta(KEY, str(usage_log.size()))
-        store.set_meta(LOG_KEY, "1")
+    written += _append_sessions(store, usage_log, extracted)
+    _exported(store, usage_log, LOG_KEY, holds_all)
     log.info("Wrote the injection log and the extraction marks of this database to %s "
              "(%d lines): a rebuilt index keeps them.", usage_log.path, written)
     return written
@@ -421,14 +412,27 @@ def export_sessions(store: Store, usage_log: UsageLog, *, holds_all: bool) -> in
     as :func:`export_log`. Returns how many lines were written."""
     reported = [cast(str, s) for (s,) in store._db.execute(
         f"SELECT id FROM sessions WHERE {HOOK_REPORTED} ORDER BY id")]
-    records = [r for r in (session_record(store, s) for s in reported) if r]
+    written = _append_sessions(store, usage_log, reported)
+    _exported(store, usage_log, SESSIONS_KEY, holds_all)
+    log.info("Wrote the sessions hooks reported to this database to %s (%d lines): a rebuilt "
+             "index lists them.", usage_log.path, written)
+    return written
+
+
+def _append_sessions(store: Store, usage_log: UsageLog, sessions: list[str]) -> int:
+    """Append the ``session`` lines of ``sessions`` (those the index knows), a batch at a
+    time; how many were written."""
+    records = [r for r in (session_record(store, s) for s in sessions) if r]
     for start in range(0, len(records), EXPORT_BATCH):
         usage_log.append(records[start:start + EXPORT_BATCH])
+    return len(records)
+
+
+def _exported(store: Store, usage_log: UsageLog, key: str, holds_all: bool) -> None:
+    """The file synced, and the database marked as having written what ``key`` names (with
+    ``holds_all``, its offset moved past the lines: it has applied them)."""
     usage_log.sync()
     with store.transaction():
         if holds_all:
             store.set_meta(KEY, str(usage_log.size()))
-        store.set_meta(SESSIONS_KEY, "1")
-    log.info("Wrote the sessions hooks reported to this database to %s (%d lines): a rebuilt "
-             "index lists them.", usage_log.path, len(records))
-    return len(records)
+        store.set_meta(key, "1")
