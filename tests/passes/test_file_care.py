@@ -14,6 +14,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from memoryd_client import Client
@@ -49,6 +50,20 @@ def immutable() -> Iterator[list[Path]]:
 def temporaries(root: Path) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*") if ".memoryd-" in p.name)
 
+
+
+def _indexed_preference(client: Client, claude: Path, text: str) -> dict[str, Any]:
+    """Write ``claude`` (a CLAUDE.md holding "Answer in British English"), wait until that
+    line is an entry, and return it as a search hit."""
+    claude.write_text(text)
+
+    def found() -> list[dict[str, Any]]:
+        return [h for h in client.search("British English", agents=["*"], limit=5)["hits"]
+                if "British" in h["text"]]
+
+    wait_until(lambda: bool(found()))
+    [entry] = found()
+    return entry
 
 def test_files_a_pass_may_not_or_cannot_rewrite_are_skipped_and_the_others_maintained(
         memory_dir: Path, memoryd_home: Path, immutable: list[Path], daemon,
@@ -124,11 +139,8 @@ def test_a_file_write_that_fails_fails_the_request_and_settles_its_change(
     change pending until the next start; the command failed with exit 2."""
     claude = Path(os.environ["HOME"]) / ".claude" / "CLAUDE.md"
     claude.parent.mkdir()
-    claude.write_text("# Preferences\n\n- Answer in British English.\n- Keep answers short.\n")
-    wait_until(lambda: any("British" in h["text"] for h in client.search(
-        "British English", agents=["*"], limit=5)["hits"]))
-    [entry] = [h for h in client.search("British English", agents=["*"], limit=5)["hits"]
-               if "British" in h["text"]]
+    entry = _indexed_preference(
+        client, claude, "# Preferences\n\n- Answer in British English.\n- Keep answers short.\n")
     if not chattr("+i", claude):
         pytest.skip("chattr +i is not possible here (not root, or the file system has no flags)")
     immutable.append(claude)
@@ -162,11 +174,7 @@ def test_a_file_write_that_fails_fails_the_request_and_settles_its_change(
 def test_a_read_only_file_is_not_rewritten_by_a_forget_either(daemon, client: Client) -> None:
     claude = Path(os.environ["HOME"]) / ".claude" / "CLAUDE.md"
     claude.parent.mkdir()
-    claude.write_text("# Preferences\n\n- Answer in British English.\n")
-    wait_until(lambda: any("British" in h["text"] for h in client.search(
-        "British English", agents=["*"], limit=5)["hits"]))
-    [entry] = [h for h in client.search("British English", agents=["*"], limit=5)["hits"]
-               if "British" in h["text"]]
+    entry = _indexed_preference(client, claude, "# Preferences\n\n- Answer in British English.\n")
     claude.chmod(0o444)
     done = run_cli("forget", entry["id"])
     assert done.returncode == 1 and "read-only (mode 0444)" in done.stderr
@@ -344,11 +352,7 @@ def test_a_forget_of_an_entry_whose_file_cannot_be_read_fails_with_exit_1(
     usage error, though the command was right. It fails (exit 1), saying why."""
     claude = Path(os.environ["HOME"]) / ".claude" / "CLAUDE.md"
     claude.parent.mkdir()
-    claude.write_text("# Preferences\n\n- Answer in British English.\n")
-    wait_until(lambda: any("British" in h["text"] for h in client.search(
-        "British English", agents=["*"], limit=5)["hits"]))
-    [entry] = [h for h in client.search("British English", agents=["*"], limit=5)["hits"]
-               if "British" in h["text"]]
+    entry = _indexed_preference(client, claude, "# Preferences\n\n- Answer in British English.\n")
     fifo = claude.with_name(".swap")
     os.mkfifo(fifo)
     os.rename(fifo, claude)
