@@ -34,6 +34,20 @@ def two_lessons(c: Client) -> list[str]:
                        force=True)["entry"]["id"] for n, text in enumerate(LESSONS)]
 
 
+def merged_by_a_daemon(embedder: Any) -> tuple[list[str], dict[str, Any]]:
+    """A daemon of its own stores the two lessons and merges them (a consolidate run), then
+    stops: the lessons' ids and the run's reply."""
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as c:
+            ids = two_lessons(c)
+            merged = c.pass_run("consolidate")
+            assert merged["counts"]["merged"] == 1
+    finally:
+        running.stop()
+    return ids, merged
+
+
 def statuses(c: Client, ids: list[str]) -> list[str]:
     return [c.get(i)["status"] for i in ids]
 
@@ -81,14 +95,7 @@ def test_a_run_can_be_undone_after_the_damaged_index_was_rebuilt_at_start(
         memoryd_home: Path, embedder: Any) -> None:
     """The report's n_consolidate_kill ending (`no run r1` after the rebuild), through the
     rebuild of a damaged index at start, then `memoryd reindex`."""
-    running = start_daemon(embedder)
-    try:
-        with Client(running.socket) as c:
-            ids = two_lessons(c)
-            merged = c.pass_run("consolidate")
-            assert merged["counts"]["merged"] == 1
-    finally:
-        running.stop()
+    ids, merged = merged_by_a_daemon(embedder)
     with (memoryd_home / "memoryd.db").open("r+b") as handle:
         handle.write(b"this is not a database header")
     running = start_daemon(embedder)
@@ -173,13 +180,7 @@ def test_a_database_made_before_the_run_log_writes_it_once(
     it holds to the file, so a later rebuild keeps those runs too."""
     import apsw
 
-    running = start_daemon(embedder)
-    try:
-        with Client(running.socket) as c:
-            ids = two_lessons(c)
-            merged = c.pass_run("consolidate")
-    finally:
-        running.stop()
+    ids, merged = merged_by_a_daemon(embedder)
     (memoryd_home / "passes.jsonl").unlink()  # as an older version left the state dir
     db = apsw.Connection(str(memoryd_home / "memoryd.db"))
     with db:
@@ -263,14 +264,7 @@ def downgraded_and_back(memoryd_home: Path, embedder: Any) -> tuple[str, list[st
     no offset into the file. Returns the first run and both merges' entries."""
     import apsw
 
-    running = start_daemon(embedder)
-    try:
-        with Client(running.socket) as c:
-            first = two_lessons(c)
-            merged = c.pass_run("consolidate")
-            assert merged["counts"]["merged"] == 1
-    finally:
-        running.stop()
+    first, merged = merged_by_a_daemon(embedder)
     kept = memoryd_home / "passes.jsonl.kept"
     (memoryd_home / "passes.jsonl").rename(kept)  # the older memoryd knows no such file
     assert run_memoryd("reindex", "--no-vectors").returncode == 0
