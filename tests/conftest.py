@@ -5,6 +5,7 @@ path, and ``client`` talks to it over the socket."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import resource
 import shutil
@@ -206,6 +207,16 @@ def run_cli(*args: str, cwd: str | None = None, timeout: float = 60) -> subproce
     """The real `memory` command, as a separate process."""
     return subprocess.run([sys.executable, "-m", "memoryd_client", *args], capture_output=True,
                           text=True, timeout=timeout, cwd=cwd, env=os.environ.copy())
+
+
+def run_hook(harness: str, event: str, payload: object, env: dict[str, str] | None = None,
+             timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    """`memory hook HARNESS EVENT` as an agent runs it: ``payload`` (JSON, or a text as is)
+    on stdin, in this environment (or ``env``)."""
+    data = payload if isinstance(payload, str) else json.dumps(payload)
+    return subprocess.run([sys.executable, "-m", "memoryd_client", "hook", harness, event],
+                          input=data, capture_output=True, text=True, timeout=timeout,
+                          env=env or os.environ.copy(), check=False)
 
 
 def run_cli_from_script(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:

@@ -21,6 +21,7 @@ from memoryd_client import Client
 from memoryd.store.ledger import encode_record
 from tests.conftest import (
     run_cli,
+    run_hook,
     run_memoryd,
     spawn_daemon,
     start_daemon,
@@ -665,19 +666,15 @@ def test_a_hooked_project_no_source_watches_is_named_with_the_command(daemon, cl
     assert installed.returncode == 0, installed.stderr
     assert "Then `memory sources add --project DIR` for each repository you work in" \
         in installed.stdout
-    started = subprocess.run(
-        [sys.executable, "-m", "memoryd_client", "hook", "claude-code", "SessionStart"],
-        input=json.dumps({"session_id": "s-shop", "cwd": str(shop), "source": "startup",
-                          "hook_event_name": "SessionStart"}),
-        capture_output=True, text=True, timeout=60, check=False)
+    started = run_hook("claude-code", "SessionStart", {
+        "session_id": "s-shop", "cwd": str(shop), "source": "startup",
+        "hook_event_name": "SessionStart"})
     assert started.returncode == 0, started.stderr
     loose = tmp_path / "loose"  # no repository: nothing of a project to read there
     loose.mkdir()
-    elsewhere = subprocess.run(
-        [sys.executable, "-m", "memoryd_client", "hook", "claude-code", "SessionStart"],
-        input=json.dumps({"session_id": "s-loose", "cwd": str(loose), "source": "startup",
-                          "hook_event_name": "SessionStart"}),
-        capture_output=True, text=True, timeout=60, check=False)
+    elsewhere = run_hook("claude-code", "SessionStart", {
+        "session_id": "s-loose", "cwd": str(loose), "source": "startup",
+        "hook_event_name": "SessionStart"})
     assert elsewhere.returncode == 0, elsewhere.stderr
     wait_until(lambda: by_name(doctor()[1])["projects"]["status"] == "warning")
     projects = by_name(doctor()[1])["projects"]

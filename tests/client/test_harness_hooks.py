@@ -9,7 +9,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -18,18 +17,10 @@ import pytest
 from memoryd_client import Client, hook_tables, install, wire
 
 from memoryd.ingest.transcript import make_parser
-from tests.conftest import run_cli, start_daemon, wait_until
+from tests.conftest import run_cli, run_hook, start_daemon, wait_until
 
 SESSION = "4f1c9a2e-77b0-4d55-9d3e-0c6b1a2f8e99"
 CONVERSATION = "c0ffee00-1111-4222-8333-444455556666"
-
-
-def hook(harness: str, event: str, payload: Any, env: dict[str, str] | None = None,
-         timeout: float = 30) -> subprocess.CompletedProcess[str]:
-    data = payload if isinstance(payload, str) else json.dumps(payload)
-    return subprocess.run([sys.executable, "-m", "memoryd_client", "hook", harness, event],
-                          input=data, capture_output=True, text=True, timeout=timeout,
-                          env=env or os.environ.copy(), check=False)
 
 
 def output(result: subprocess.CompletedProcess[str]) -> dict[str, Any] | None:
@@ -95,7 +86,7 @@ def test_a_gemini_session_gets_the_block_the_prompts_matches_and_its_end_extract
     block = client.context("gemini", cwd=str(repo))["text"]
     chat = gemini_chat(home, repo, block)
 
-    started = output(hook("gemini", "SessionStart", gemini("SessionStart", repo, chat,
+    started = output(run_hook("gemini", "SessionStart", gemini("SessionStart", repo, chat,
                                                             source="startup")))
     assert started is not None and set(started) == {"hookSpecificOutput"}
     assert started["hookSpecificOutput"]["hookEventName"] == "SessionStart"
@@ -108,23 +99,23 @@ def test_a_gemini_session_gets_the_block_the_prompts_matches_and_its_end_extract
 
     # BeforeAgent is UserPromptSubmit, answered under its own name; context an earlier hook
     # wrapped into the prompt is not searched for
-    asked = output(hook("gemini", "BeforeAgent", gemini(
+    asked = output(run_hook("gemini", "BeforeAgent", gemini(
         "BeforeAgent", repo, chat, prompt="<hook_context>what is the capital of Mongolia"
         "</hook_context>\n\nwhy does checkout double-charge on retry? idempotency key")))
     assert asked is not None and asked["hookSpecificOutput"]["hookEventName"] == "BeforeAgent"
     assert "idempotency key" in asked["hookSpecificOutput"]["additionalContext"]
-    assert output(hook("gemini", "BeforeAgent", gemini(
+    assert output(run_hook("gemini", "BeforeAgent", gemini(
         "BeforeAgent", repo, chat, prompt="what is the capital of Mongolia"))) is None
 
     # AfterAgent is Stop: the last answer is noted, nothing is printed
-    assert output(hook("gemini", "AfterAgent", gemini(
+    assert output(run_hook("gemini", "AfterAgent", gemini(
         "AfterAgent", repo, chat, prompt="fix it", prompt_response="Reused the key on retry.",
         stop_hook_active=False))) is None
     assert client.session(SESSION)["session"]["last_message"] == "Reused the key on retry."
 
     # SessionEnd closes the session and extracts from the chat: the user's four prompts, not
     # the block memoryd added to the second one
-    assert output(hook("gemini", "SessionEnd", gemini("SessionEnd", repo, chat,
+    assert output(run_hook("gemini", "SessionEnd", gemini("SessionEnd", repo, chat,
                                                       reason="exit"))) is None
     assert client.session(SESSION)["session"]["closed"] is not None
     wait_until(lambda: any("pnpm" in e["text"] for e in client.session(SESSION)["entries"]))
@@ -165,14 +156,14 @@ def test_gemini_tool_hooks_show_a_lesson_after_the_call_and_deny_only_a_hard_rul
         running = start_daemon(embedder)
         try:
             return {
-                "before pip": output(hook("gemini", "BeforeTool", gemini("BeforeTool", repo, **pip))),
-                "after pip": output(hook("gemini", "AfterTool",
+                "before pip": output(run_hook("gemini", "BeforeTool", gemini("BeforeTool", repo, **pip))),
+                "after pip": output(run_hook("gemini", "AfterTool",
                                          gemini("AfterTool", repo, **pip, **done))),
-                "before push": output(hook("gemini", "BeforeTool",
+                "before push": output(run_hook("gemini", "BeforeTool",
                                            gemini("BeforeTool", repo, **push))),
-                "after migration": output(hook("gemini", "AfterTool",
+                "after migration": output(run_hook("gemini", "AfterTool",
                                                gemini("AfterTool", repo, **migration, **done))),
-                "after ls": output(hook("gemini", "AfterTool", gemini(
+                "after ls": output(run_hook("gemini", "AfterTool", gemini(
                     "AfterTool", repo, tool_name="run_shell_command",
                     tool_input={"command": "ls"}, **done))),
             }
@@ -241,7 +232,7 @@ def test_cursor_gets_the_block_at_session_start_and_only_a_deny_before_a_command
         with Client(running.socket) as agent:
             agent.remember("claude-code", "tooling", "We use pnpm, not npm", kind="lesson",
                            cwd=str(repo))
-        started = output(hook("cursor", "sessionStart", cursor(
+        started = output(run_hook("cursor", "sessionStart", cursor(
             "sessionStart", repo, session_id=CONVERSATION, is_background_agent=False,
             composer_mode="agent")))
         assert started is not None and set(started) == {"additional_context"}
@@ -252,17 +243,17 @@ def test_cursor_gets_the_block_at_session_start_and_only_a_deny_before_a_command
             assert (session["harness"], session["agent"], session["cwd"],
                     session["transcript_path"]) == ("cursor", "cursor", str(repo), None)
 
-        denied = output(hook("cursor", "beforeShellExecution", push))
+        denied = output(run_hook("cursor", "beforeShellExecution", push))
         assert denied is not None and denied["permission"] == "deny"
         assert "Never run `git push --force` on main" in denied["agent_message"]
         assert denied["user_message"] == denied["agent_message"]
         # a lesson that is not a hard rule: Cursor cannot take it here, so nothing (and never
         # "allow", which would skip the user's own approval)
-        assert output(hook("cursor", "beforeShellExecution", npm)) is None
+        assert output(run_hook("cursor", "beforeShellExecution", npm)) is None
 
-        assert output(hook("cursor", "stop", cursor("stop", repo, status="completed",
+        assert output(run_hook("cursor", "stop", cursor("stop", repo, status="completed",
                                                     loop_count=0))) is None
-        assert output(hook("cursor", "sessionEnd", cursor("sessionEnd", repo,
+        assert output(run_hook("cursor", "sessionEnd", cursor("sessionEnd", repo,
                                                           reason="user_close"))) is None
         with Client(running.socket) as reader:
             assert reader.session(CONVERSATION)["session"]["closed"] is not None
@@ -317,7 +308,7 @@ def test_copilot_gets_the_block_a_hard_rules_deny_and_a_lesson_after_a_call(
         with Client(running.socket) as agent:
             agent.remember("copilot", "tooling", "Use pnpm, not npm", kind="lesson",
                            cwd=str(repo))
-        started = output(hook("copilot", "sessionStart", copilot(repo, source="new")))
+        started = output(run_hook("copilot", "sessionStart", copilot(repo, source="new")))
         assert started is not None and set(started) == {"additionalContext"}
         assert started["additionalContext"].startswith(wire.INJECTION_MARKER)
         assert "Use pnpm, not npm" in started["additionalContext"]
@@ -327,22 +318,22 @@ def test_copilot_gets_the_block_a_hard_rules_deny_and_a_lesson_after_a_call(
                     session["transcript_path"]) == ("copilot", "copilot", str(repo), str(events))
 
         push = json.dumps({"command": "git push --force origin main"})
-        denied = output(hook("copilot", "preToolUse", copilot(repo, toolName="bash",
+        denied = output(run_hook("copilot", "preToolUse", copilot(repo, toolName="bash",
                                                               toolArgs=push)))
         assert denied is not None and denied["permissionDecision"] == "deny"
         assert "Never run `git push --force` on main" in denied["permissionDecisionReason"]
         npm = {"command": "npm install left-pad"}
-        assert output(hook("copilot", "preToolUse", copilot(repo, toolName="bash",
+        assert output(run_hook("copilot", "preToolUse", copilot(repo, toolName="bash",
                                                             toolArgs=npm))) is None
-        after = output(hook("copilot", "postToolUse", copilot(
+        after = output(run_hook("copilot", "postToolUse", copilot(
             repo, toolName="bash", toolArgs=npm,
             toolResult={"resultType": "success", "textResultForLlm": "added 1 package"})))
         assert after is not None and set(after) == {"additionalContext"}
         assert "“Use pnpm, not npm”" in after["additionalContext"]
 
-        assert output(hook("copilot", "agentStop", copilot(
+        assert output(run_hook("copilot", "agentStop", copilot(
             repo, transcriptPath=str(events), stopReason="end_turn"))) is None
-        assert output(hook("copilot", "sessionEnd", copilot(repo, reason="user_exit"))) is None
+        assert output(run_hook("copilot", "sessionEnd", copilot(repo, reason="user_exit"))) is None
         with Client(running.socket) as reader:
             assert reader.session(COPILOT_SESSION)["session"]["closed"] is not None
             shown = [i["event"] for i in reader.explain(COPILOT_SESSION)["injections"]]
@@ -505,7 +496,7 @@ def test_with_the_daemon_down_a_hook_exits_at_once_with_nothing_for_the_agent(
         copilot(tmp_path) if harness == "copilot" else \
         cline(event, tmp_path) if harness == "cline" else cursor(event, tmp_path)
     started = time.monotonic()
-    result = hook(harness, event, {**base, **payload})
+    result = run_hook(harness, event, {**base, **payload})
     assert time.monotonic() - started < 5  # generously; bench/bench_hooks.py measures it
     assert (result.returncode, result.stdout) == (0, "")
     assert "daemon unreachable" in result.stderr
@@ -515,9 +506,9 @@ def test_with_the_daemon_down_a_hook_exits_at_once_with_nothing_for_the_agent(
 
 
 def test_a_spooled_gemini_session_start_is_replayed(memoryd_home, embedder, tmp_path) -> None:
-    assert hook("gemini", "SessionStart", gemini("SessionStart", tmp_path,
+    assert run_hook("gemini", "SessionStart", gemini("SessionStart", tmp_path,
                                                  source="startup")).returncode == 0
-    assert hook("gemini", "SessionEnd", gemini("SessionEnd", tmp_path,
+    assert run_hook("gemini", "SessionEnd", gemini("SessionEnd", tmp_path,
                                                reason="exit")).returncode == 0
     running = start_daemon(embedder)
     try:
@@ -538,7 +529,7 @@ def test_a_spooled_gemini_session_start_is_replayed(memoryd_home, embedder, tmp_
                            "workspace_roots": "not a list"})),
 ])
 def test_bad_payloads_exit_0_with_nothing_for_the_agent(daemon, harness, stdin) -> None:
-    result = hook(harness, "SessionStart" if harness == "gemini" else "sessionStart", stdin)
+    result = run_hook(harness, "SessionStart" if harness == "gemini" else "sessionStart", stdin)
     assert (result.returncode, result.stdout) == (0, "")
 
 

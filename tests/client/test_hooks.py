@@ -14,16 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from memoryd_client import Client, wire
 
-from tests.conftest import run_cli, start_daemon, wait_until
+from tests.conftest import run_cli, run_hook, start_daemon, wait_until
 
 SESSION = "5b0c9e4e-1f2a-4c55-9d55-6a3cf1f0a001"
-
-
-def hook(harness: str, event: str, payload: object, timeout: float = 30) -> subprocess.CompletedProcess[str]:
-    data = payload if isinstance(payload, str) else json.dumps(payload)
-    return subprocess.run([sys.executable, "-m", "memoryd_client", "hook", harness, event],
-                          input=data, capture_output=True, text=True, timeout=timeout,
-                          env=os.environ.copy())
 
 
 def start_payload(cwd: str, event: str = "SessionStart", **extra: object) -> dict:
@@ -37,7 +30,7 @@ def test_session_start_injects_the_block(daemon, client, tmp_path) -> None:
     with Client(daemon.socket, channel="terminal") as person:  # feedback: a person's words
         person.remember("claude-code", "feedback", "Stop adding emojis to commit messages",
                         kind="feedback")
-    result = hook("claude-code", "SessionStart", start_payload(str(tmp_path)))
+    result = run_hook("claude-code", "SessionStart", start_payload(str(tmp_path)))
     assert result.returncode == 0, result.stderr
     output = json.loads(result.stdout)
     context = output["hookSpecificOutput"]["additionalContext"]
@@ -92,16 +85,16 @@ def test_stale_fact_carries_its_warning(daemon, client, memoryd_home) -> None:
 
 def test_user_prompt_injects_only_what_matches(daemon, client, tmp_path) -> None:
     client.remember("claude-code", "payments", "Checkout retries must reuse the idempotency key")
-    matched = hook("claude-code", "UserPromptSubmit", start_payload(
+    matched = run_hook("claude-code", "UserPromptSubmit", start_payload(
         str(tmp_path), "UserPromptSubmit", prompt="why does checkout double-charge on retry? idempotency key"))
     assert matched.returncode == 0
     context = json.loads(matched.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "idempotency key" in context and len(context) <= 2000
-    nothing = hook("claude-code", "UserPromptSubmit", start_payload(
+    nothing = run_hook("claude-code", "UserPromptSubmit", start_payload(
         str(tmp_path), "UserPromptSubmit", prompt="what is the capital of Mongolia"))
     assert nothing.returncode == 0 and nothing.stdout == ""
     for blank in ("", "  "):  # an image pasted alone: no error line, nothing injected
-        alone = hook("claude-code", "UserPromptSubmit", start_payload(
+        alone = run_hook("claude-code", "UserPromptSubmit", start_payload(
             str(tmp_path), "UserPromptSubmit", prompt=blank))
         assert (alone.returncode, alone.stdout, alone.stderr) == (0, "", "")
 
@@ -130,7 +123,7 @@ def test_a_payload_without_cwd_is_of_the_directory_the_hook_runs_in(daemon, clie
 
 def test_codex_output_is_its_strict_subset(daemon, client, tmp_path) -> None:
     client.remember("codex", "style", "Prefer small pull requests", kind="lesson", polarity="positive")
-    result = hook("codex", "SessionStart", start_payload(str(tmp_path)))
+    result = run_hook("codex", "SessionStart", start_payload(str(tmp_path)))
     output = json.loads(result.stdout)
     assert set(output) == {"hookSpecificOutput"}
     assert set(output["hookSpecificOutput"]) == {"hookEventName", "additionalContext"}
@@ -139,17 +132,17 @@ def test_codex_output_is_its_strict_subset(daemon, client, tmp_path) -> None:
 
 
 def test_post_compact_summary_is_kept_and_stop_notes_progress(daemon, client, tmp_path) -> None:
-    assert hook("claude-code", "SessionStart", start_payload(str(tmp_path))).returncode == 0
+    assert run_hook("claude-code", "SessionStart", start_payload(str(tmp_path))).returncode == 0
     summary = "The session moved billing to the new ledger service and agreed on weekly releases."
-    assert hook("claude-code", "PostCompact", start_payload(
+    assert run_hook("claude-code", "PostCompact", start_payload(
         str(tmp_path), "PostCompact", trigger="auto", compact_summary=summary)).stdout == ""
-    assert hook("claude-code", "Stop", start_payload(
+    assert run_hook("claude-code", "Stop", start_payload(
         str(tmp_path), "Stop", stop_hook_active=False,
         last_assistant_message="Added the ledger adapter.")).stdout == ""
     [hit] = client.search("billing ledger service weekly releases", agent="claude-code", match=True)["hits"]
     assert hit["kind"] == "summary" and hit["session"] == SESSION
     assert client.session(SESSION)["session"]["last_message"] == "Added the ledger adapter."
-    assert hook("claude-code", "SessionEnd", start_payload(str(tmp_path), "SessionEnd", reason="other")).returncode == 0
+    assert run_hook("claude-code", "SessionEnd", start_payload(str(tmp_path), "SessionEnd", reason="other")).returncode == 0
     assert client.session(SESSION)["session"]["closed"] is not None
 
 
@@ -173,19 +166,19 @@ def test_a_payload_too_big_to_read_is_said_to_be_so(daemon) -> None:
     the rest rather than calling the payload no JSON."""
     payload = json.dumps({"session_id": SESSION, "cwd": "/", "hook_event_name":
                           "UserPromptSubmit", "prompt": "x" * 5_000_000})
-    result = hook("claude-code", "UserPromptSubmit", payload)
+    result = run_hook("claude-code", "UserPromptSubmit", payload)
     assert (result.returncode, result.stdout) == (0, "")
     assert "the payload is over 4 MiB; ignored" in result.stderr
 
 
 def test_daemon_down_exits_quickly_and_the_event_is_replayed(memoryd_home, embedder, tmp_path) -> None:
     started = time.monotonic()
-    result = hook("claude-code", "SessionStart", start_payload(str(tmp_path)))
+    result = run_hook("claude-code", "SessionStart", start_payload(str(tmp_path)))
     elapsed = time.monotonic() - started
     assert result.returncode == 0 and result.stdout == ""
     assert elapsed < 5  # the whole process, generously; bench/bench_hooks.py measures it
     assert "spooled" in result.stderr
-    hook("claude-code", "SessionEnd", start_payload(str(tmp_path), "SessionEnd", reason="other"))
+    run_hook("claude-code", "SessionEnd", start_payload(str(tmp_path), "SessionEnd", reason="other"))
     from memoryd_client.hooks import read_spool
 
     spooled = read_spool((memoryd_home / "spool.msgpack").read_bytes())
@@ -252,10 +245,10 @@ def test_explain_shows_what_was_injected_and_why_in_words(daemon, client, tmp_pa
     client.remember("claude-code", "testing", "Integration tests run against a real Postgres, "
                     "never mocks", kind="lesson", polarity="negative")
     client.remember("claude-code", "deploy", "We deploy to fly.io with flyctl deploy", kind="fact")
-    assert hook("claude-code", "SessionStart", start_payload(str(tmp_path))).returncode == 0
+    assert run_hook("claude-code", "SessionStart", start_payload(str(tmp_path))).returncode == 0
     prompt = {**start_payload(str(tmp_path), "UserPromptSubmit"),
               "prompt": "how do we deploy to fly.io? and write a test for the refund endpoint"}
-    assert hook("claude-code", "UserPromptSubmit", prompt).returncode == 0
+    assert run_hook("claude-code", "UserPromptSubmit", prompt).returncode == 0
     shown = run_cli("explain", SESSION)
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
@@ -482,7 +475,7 @@ def test_a_serving_hook_answers_each_line_as_the_hook_would_until_stdin_closes(
     assert served.returncode == 0, served.stderr
     answers = [json.loads(line) for line in served.stdout.splitlines()]
     assert [a["id"] for a in answers] == [1, None, 3, 4, 5]
-    alone = hook("opencode", "tool.execute.after", call("pip install requests"))
+    alone = run_hook("opencode", "tool.execute.after", call("pip install requests"))
     assert answers[0]["output"] + "\n" == alone.stdout
     assert "Use uv, not pip" in json.loads(answers[0]["output"])["context"]
     assert [a["output"] for a in answers[1:4]] == ["", "", ""]

@@ -10,14 +10,13 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from memoryd_client import Client, wire
 
-from tests.conftest import run_cli, spawn_daemon, stop_process
+from tests.conftest import run_cli, run_hook, spawn_daemon, stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
 SESSION = "0ld-da3m0n-5e55-10n"
@@ -49,12 +48,6 @@ def older_daemon(older_code: Path, memoryd_home: Path) -> Iterator[subprocess.Po
     stop_process(proc)
 
 
-def hook(event: str, payload: dict) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "memoryd_client", "hook", "claude-code", event],
-                          input=json.dumps(payload), capture_output=True, text=True, timeout=30,
-                          env=os.environ.copy())
-
-
 def test_a_hook_of_the_upgraded_client_still_reaches_a_daemon_not_restarted(
         older_daemon, memoryd_home, tmp_path) -> None:
     """It was refused, dropped and said nowhere the agent shows (rc 0, stderr only): the
@@ -62,9 +55,9 @@ def test_a_hook_of_the_upgraded_client_still_reaches_a_daemon_not_restarted(
     with Client(memoryd_home / "memoryd.sock") as client:
         client.remember("claude-code", "git", "Never force-push to main", kind="lesson",
                         polarity="negative")
-    started = hook("SessionStart", {"session_id": SESSION, "cwd": str(tmp_path),
-                                    "transcript_path": str(tmp_path / "t.jsonl"),
-                                    "hook_event_name": "SessionStart", "source": "startup"})
+    started = run_hook("claude-code", "SessionStart", {
+        "session_id": SESSION, "cwd": str(tmp_path), "transcript_path": str(tmp_path / "t.jsonl"),
+        "hook_event_name": "SessionStart", "source": "startup"})
     assert started.returncode == 0
     context = json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "Never force-push to main" in context

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -20,7 +18,7 @@ from memoryd.ingest.document import transcript_lines
 from memoryd.ingest.transcript.actions import read_steps
 from memoryd.sessions.outcomes import BROKEN, FOLLOWED, NO_OCCASION, judge
 from memoryd.sessions.usage import judge_transcript
-from tests.conftest import run_cli, start_daemon, wait_until
+from tests.conftest import run_cli, run_hook, start_daemon, wait_until
 
 UV = "Use uv, not pip, to manage dependencies"
 FORCE = "Never force-push to main"
@@ -37,10 +35,7 @@ class Lesson:
 
 
 def hook(event: str, payload: dict[str, Any]) -> dict[str, Any] | None:
-    result = subprocess.run([sys.executable, "-m", "memoryd_client", "hook", "gemini", event],
-                            input=json.dumps({**payload, "hook_event_name": event}),
-                            capture_output=True, text=True, timeout=30, env=os.environ.copy(),
-                            check=False)
+    result = run_hook("gemini", event, {**payload, "hook_event_name": event})
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout) if result.stdout else None
 

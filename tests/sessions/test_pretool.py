@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ import pytest
 from memoryd_client import Client, wire
 
 from memoryd.sessions.guard_cache import TERMS_FILE, load_terms
-from tests.conftest import run_cli, start_daemon
+from tests.conftest import run_cli, run_hook, start_daemon
 
 SESSION = "7c1d2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f"
 
@@ -71,14 +70,6 @@ def pending_calls(transcript: Path) -> list[dict[str, Any]]:
     return payloads
 
 
-def hook(harness: str, event: str, payload: Any, env: dict[str, str] | None = None,
-         timeout: float = 30) -> subprocess.CompletedProcess[str]:
-    data = payload if isinstance(payload, str) else json.dumps(payload)
-    return subprocess.run([sys.executable, "-m", "memoryd_client", "hook", harness, event],
-                          input=data, capture_output=True, text=True, timeout=timeout,
-                          env=env or os.environ.copy(), check=False)
-
-
 def added_context(result: subprocess.CompletedProcess[str]) -> str | None:
     """The context the hook adds next to the call (None: it printed nothing)."""
     assert result.returncode == 0, result.stderr
@@ -108,19 +99,19 @@ def test_a_bash_call_that_goes_against_a_lesson_gets_the_lesson_and_others_nothi
     ])
     start = {"session_id": SESSION, "transcript_path": str(transcript), "cwd": str(repo),
              "hook_event_name": "SessionStart", "source": "startup"}
-    assert hook("claude-code", "SessionStart", start).returncode == 0
+    assert run_hook("claude-code", "SessionStart", start).returncode == 0
     pip, uv, ls, cd_pip, echo, read = pending_calls(transcript)
 
-    context = added_context(hook("claude-code", "PreToolUse", pip))
+    context = added_context(run_hook("claude-code", "PreToolUse", pip))
     assert context is not None and context.startswith(wire.INJECTION_MARKER + "\n")
     assert "this Bash call goes against (it runs `pip`)" in context
     assert "- “Use uv, not pip” [tooling] (this project)" in context
     assert "imperative" not in context  # a lesson that forbids nothing of the call stays out
-    assert added_context(hook("claude-code", "PreToolUse", uv)) is None
-    assert added_context(hook("claude-code", "PreToolUse", ls)) is None
-    assert "Use uv, not pip" in (added_context(hook("claude-code", "PreToolUse", cd_pip)) or "")
-    assert added_context(hook("claude-code", "PreToolUse", echo)) is None  # an argument
-    assert added_context(hook("claude-code", "PreToolUse", read)) is None
+    assert added_context(run_hook("claude-code", "PreToolUse", uv)) is None
+    assert added_context(run_hook("claude-code", "PreToolUse", ls)) is None
+    assert "Use uv, not pip" in (added_context(run_hook("claude-code", "PreToolUse", cd_pip)) or "")
+    assert added_context(run_hook("claude-code", "PreToolUse", echo)) is None  # an argument
+    assert added_context(run_hook("claude-code", "PreToolUse", read)) is None
 
     # what was put next to the call is in the session's injections, in words
     shown = run_cli("explain", SESSION)
@@ -141,24 +132,24 @@ def test_the_lessons_in_scope_follow_the_project_and_every_change(daemon, client
             "tool_input": {"command": "npm install left-pad"}, "tool_use_id": "toolu_01"}
     lesson = client.remember("claude-code", "tooling", "We use pnpm, not npm", kind="lesson",
                              cwd=str(shop))["entry"]
-    assert added_context(hook("claude-code", "PreToolUse", call)) is None  # shop's, not blog's
-    in_shop = added_context(hook("claude-code", "PreToolUse", {**call, "cwd": str(shop / "web")}))
+    assert added_context(run_hook("claude-code", "PreToolUse", call)) is None  # shop's, not blog's
+    in_shop = added_context(run_hook("claude-code", "PreToolUse", {**call, "cwd": str(shop / "web")}))
     assert in_shop is not None and "We use pnpm, not npm" in in_shop  # a subdirectory of shop
 
     moved = run_cli("scope", lesson["id"], "global")
     assert moved.returncode == 0, moved.stderr
-    everywhere = added_context(hook("claude-code", "PreToolUse", call))
+    everywhere = added_context(run_hook("claude-code", "PreToolUse", call))
     assert everywhere is not None and "“We use pnpm, not npm” [tooling] (global)" in everywhere
     # Codex is one of the shared agents: Claude Code's global lesson reaches it too
-    assert "We use pnpm, not npm" in (added_context(hook("codex", "PreToolUse", call)) or "")
+    assert "We use pnpm, not npm" in (added_context(run_hook("codex", "PreToolUse", call)) or "")
 
     later = client.remember("claude-code", "tooling", "Never run npm install in CI",
                             kind="lesson", polarity="negative")["entry"]
-    both = added_context(hook("claude-code", "PreToolUse", call)) or ""
+    both = added_context(run_hook("claude-code", "PreToolUse", call)) or ""
     assert "2 lessons" in both and "Never run npm install in CI" in both
     client.forget(lesson["id"], agent="claude-code")
     client.forget(later["id"], agent="claude-code")
-    assert added_context(hook("claude-code", "PreToolUse", call)) is None
+    assert added_context(run_hook("claude-code", "PreToolUse", call)) is None
 
 
 def test_an_edit_of_a_path_a_lesson_forbids(daemon, client, tmp_path) -> None:
@@ -170,18 +161,18 @@ def test_an_edit_of_a_path_a_lesson_forbids(daemon, client, tmp_path) -> None:
     edit = {**call, "tool_name": "Edit", "tool_input": {
         "file_path": str(repo / "app" / "migrations" / "0007_add_refunds.py"),
         "old_string": "a", "new_string": "b"}}
-    context = added_context(hook("claude-code", "PreToolUse", edit))
+    context = added_context(run_hook("claude-code", "PreToolUse", edit))
     assert context is not None and "this Edit call goes against (it writes `migrations/`)" \
         in context and "Never edit files under migrations/ by hand" in context
     write = {**call, "tool_name": "Write", "tool_input": {
         "file_path": str(repo / "app" / "models.py"), "content": "x = 1\n"}}
-    assert added_context(hook("claude-code", "PreToolUse", write)) is None
+    assert added_context(run_hook("claude-code", "PreToolUse", write)) is None
     alembic = {**call, "tool_name": "Bash", "tool_input": {"command": "alembic revision -m x"}}
-    assert added_context(hook("claude-code", "PreToolUse", alembic)) is None  # prescribed
+    assert added_context(run_hook("claude-code", "PreToolUse", alembic)) is None  # prescribed
     patch = {**call, "tool_name": "apply_patch", "tool_input": {"command": (
         "*** Begin Patch\n*** Update File: app/migrations/0007_add_refunds.py\n@@\n-a\n+b\n"
         "*** End Patch\n")}}
-    assert "migrations/" in (added_context(hook("codex", "PreToolUse", patch)) or "")
+    assert "migrations/" in (added_context(run_hook("codex", "PreToolUse", patch)) or "")
 
 
 def test_a_hard_rule_denies_only_when_the_user_opted_in_and_only_a_persons(
@@ -195,7 +186,7 @@ def test_a_hard_rule_denies_only_when_the_user_opted_in_and_only_a_persons(
         monkeypatch.setenv("MEMORYD_CONTEXT_HARD_RULES", "1" if hard_rules else "0")
         running = start_daemon(embedder)
         try:
-            outputs = [json.loads(hook("claude-code", "PreToolUse", p).stdout)
+            outputs = [json.loads(run_hook("claude-code", "PreToolUse", p).stdout)
                        ["hookSpecificOutput"] for p in (force, sudo)]
         finally:
             running.stop()
@@ -237,7 +228,7 @@ def test_a_hard_rule_denies_what_it_names_not_every_call_of_its_program(
                                 tags=["hard-rule"])
 
         def denied(command: str) -> str | None:
-            result = hook("claude-code", "PreToolUse", {**call, "tool_input": {"command": command}})
+            result = run_hook("claude-code", "PreToolUse", {**call, "tool_input": {"command": command}})
             assert result.returncode == 0, result.stderr
             if not result.stdout:
                 return None
@@ -271,7 +262,7 @@ def test_a_hard_rule_denies_what_it_names_not_every_call_of_its_program(
 ])
 def test_bad_payloads_exit_0(daemon, client, stdin, shown) -> None:
     client.remember("claude-code", "tooling", "Use uv, not pip", kind="lesson")
-    result = hook("claude-code", "PreToolUse", stdin)
+    result = run_hook("claude-code", "PreToolUse", stdin)
     assert result.returncode == 0
     if shown:
         assert "Use uv, not pip" in (added_context(result) or "")
@@ -292,7 +283,7 @@ def test_a_call_carrying_a_pasted_blob_is_read_in_time_and_holds_up_no_one(daemo
                     f'python -c "{"print(1); " * 24_000}" && pip install requests'):
         call = {"session_id": SESSION, "cwd": "/tmp", "hook_event_name": "PreToolUse",
                 "tool_name": "Bash", "tool_input": {"command": command}}
-        context = added_context(hook("claude-code", "PreToolUse", call))
+        context = added_context(run_hook("claude-code", "PreToolUse", call))
         assert "Use uv, not pip" in (context or ""), command[:40]
         assert client.status()["entries"].get("active", 0) >= 1  # answered at once after it
 
@@ -302,7 +293,7 @@ def test_with_the_daemon_down_the_call_goes_ahead_at_once_and_nothing_is_spooled
     call = {"session_id": SESSION, "cwd": str(tmp_path), "hook_event_name": "PreToolUse",
             "tool_name": "Bash", "tool_input": {"command": "pip install requests"}}
     started = time.monotonic()
-    result = hook("claude-code", "PreToolUse", call)
+    result = run_hook("claude-code", "PreToolUse", call)
     assert time.monotonic() - started < 5  # generously; bench/bench_hooks.py measures it
     assert (result.returncode, result.stdout) == (0, "")
     assert "daemon unreachable" in result.stderr
@@ -337,12 +328,12 @@ def test_the_lessons_are_read_again_after_most_of_them_were_deleted(
         transcript = write_transcript(home, repo, [
             ("Bash", {"command": "pip install requests", "description": "Install requests"})])
         [pip] = pending_calls(transcript)
-        assert added_context(hook("claude-code", "PreToolUse", pip)) is None  # all 1,200 read
+        assert added_context(run_hook("claude-code", "PreToolUse", pip)) is None  # all 1,200 read
         purged = client.purge("old-bot", match="build farm", confirm=True)
         assert len(purged["entries"]) == 1200
         client.remember("claude-code", "tooling", "Use uv, not pip", kind="lesson",
                         polarity="positive", cwd=str(repo))
-        context = added_context(hook("claude-code", "PreToolUse", pip))
+        context = added_context(run_hook("claude-code", "PreToolUse", pip))
         assert context is not None and "Use uv, not pip" in context
 
 
@@ -365,7 +356,7 @@ def test_the_lessons_terms_are_kept_for_the_next_start(
                 if damaged is None:
                     client.remember("claude-code", "tooling", "Use uv, not pip", kind="lesson",
                                     polarity="positive", cwd=str(repo))
-                context = added_context(hook("claude-code", "PreToolUse", pip))
+                context = added_context(run_hook("claude-code", "PreToolUse", pip))
                 assert context is not None and "Use uv, not pip" in context
         finally:
             running.stop()

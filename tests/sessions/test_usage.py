@@ -5,14 +5,11 @@ what the agent then did, and each entry's usage record in `memory get`, `memory 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from tests.conftest import run_cli, start_daemon, wait_until
+from tests.conftest import run_cli, run_hook, start_daemon, wait_until
 
 SESSION = "7c1d2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f"
 UV = "Use uv, not pip, to manage dependencies"
@@ -21,10 +18,7 @@ CONCISE = "Keep answers short"
 
 
 def hook(harness: str, event: str, payload: dict) -> None:
-    result = subprocess.run([sys.executable, "-m", "memoryd_client", "hook", harness, event],
-                            input=json.dumps({**payload, "hook_event_name": event}),
-                            capture_output=True, text=True, timeout=30, env=os.environ.copy(),
-                            check=False)
+    result = run_hook(harness, event, {**payload, "hook_event_name": event})
     assert result.returncode == 0, result.stderr
 
 
