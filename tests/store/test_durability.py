@@ -355,15 +355,20 @@ def test_a_full_disk_under_the_vector_file_refuses_writes_and_the_daemon_lives(
     assert sorted(stored_texts(home, "f")) == sorted(acknowledged)  # none lost, none back
 
 
+def spawn_with_room(home: Path, room: int) -> subprocess.Popen[bytes]:
+    """A daemon whose database can grow by ``room`` bytes at most (RLIMIT_FSIZE), started on
+    a database that holds a first note."""
+    proc = spawn(home)
+    with Client(home / "memoryd.sock") as c:
+        c.remember("a", "notes", "a first note so that the database exists")
+    assert stop(proc) == 0
+    return spawn(home, fsize=(home / "memoryd.db").stat().st_size + room)
+
+
 def test_writes_answered_as_failed_are_not_resurrected(memoryd_home: Path) -> None:
     """The database cannot grow (RLIMIT_FSIZE) while the small ledger still can. (Once 20
     notes were refused, three times each, the rest would be refused alike.)"""
-    proc = spawn(memoryd_home)
-    with Client(memoryd_home / "memoryd.sock") as c:
-        c.remember("a", "notes", "a first note so that the database exists")
-    assert stop(proc) == 0
-    size = (memoryd_home / "memoryd.db").stat().st_size
-    proc = spawn(memoryd_home, fsize=size + 64 * 1024)
+    proc = spawn_with_room(memoryd_home, 64 * 1024)
     acknowledged, refused = ["a first note so that the database exists"], []
     try:
         with Client(memoryd_home / "memoryd.sock", timeout_s=30) as c:
@@ -398,12 +403,7 @@ def test_a_bulk_write_refused_halfway_says_what_it_stored(memoryd_home: Path) ->
     """remember_many commits its slices one by one: the disk refusing a later slice left the
     earlier ones stored (in the ledger, after a restart too) while the answer said "nothing
     of this request was kept". It says how many were stored, and their results (ids)."""
-    proc = spawn(memoryd_home)
-    with Client(memoryd_home / "memoryd.sock") as c:
-        c.remember("a", "notes", "a first note so that the database exists")
-    assert stop(proc) == 0
-    size = (memoryd_home / "memoryd.db").stat().st_size
-    proc = spawn(memoryd_home, fsize=size + 512 * 1024)
+    proc = spawn_with_room(memoryd_home, 512 * 1024)
     texts = [f"bulk note {i} about the file size limit: " + " ".join(
         f"word{i}x{j}" for j in range(60)) for i in range(1000)]
     try:
