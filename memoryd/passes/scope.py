@@ -125,7 +125,7 @@ class ScopeMoves:
         change = Change("entry", entry.uid, "scope", why, {"project": entry.project},
                         {"project": project})
         summary = await self.passes._run(  # a run of its own, as undo is
-            "scope", lambda ctx: _move(ctx, change), agent=entry.agent,
+            "scope", lambda ctx: _move_all(ctx, [change]), agent=entry.agent,
             extra={"entry": entry.uid, "to": project or "global"})
         if summary.get("status") == "failed":
             raise UnavailableError(f"scope {entry.uid} failed ({summary['run']}): "
@@ -163,7 +163,8 @@ class ScopeMoves:
         if project == old:
             return ProjectMoved(old, project, 0, [])
         left = await self.db(self._left_behind, entries, project, request)
-        moving = [e for e in entries if e.uid not in dict(left)]
+        refused = {uid for uid, _ in left}
+        moving = [e for e in entries if e.uid not in refused]
         if not moving:
             return ProjectMoved(old, project, 0, left)
         await self.passes.wait_until_free()
@@ -229,12 +230,7 @@ class ScopeMoves:
 
 
 def _move_all(ctx: PassContext, changes: list[Change]) -> Iterator[None]:
+    """The scope run's pass: each change applied, a slice each."""
     for change in changes:
         ctx.count(ctx.runs.apply(ctx.run, change))
         yield  # a slice each: searches go on meanwhile
-
-
-def _move(ctx: PassContext, change: Change) -> Iterator[None]:
-    ctx.count(ctx.runs.apply(ctx.run, change))
-    return
-    yield  # a generator, as passes are
