@@ -1,7 +1,7 @@
 """What a command of `memory` is: its arguments, the request it makes, how the reply is printed
 and what it exits with. :mod:`memoryd_client.commands` holds every command in these terms; the
 argparse parser (:mod:`memoryd_client.parser`), the fast parser (:mod:`memoryd_client.cli`) and
-the MCP tools (:mod:`memoryd_client.mcp_server`) are generated from it.
+the MCP tools (:mod:`memoryd_client.mcp_tools`) are generated from it.
 
 Plain classes with ``__slots__``, not dataclasses: this module is imported on every run of
 `memory`, and ``dataclasses`` (with ``inspect`` and ``re``) costs a run more than the table.

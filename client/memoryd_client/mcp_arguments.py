@@ -1,5 +1,5 @@
 """The arguments of memoryd's MCP tools: each tool (:class:`Tool`) and its parameters
-(:class:`Param`), as memoryd_client.mcp_server's table lists them, and what a tool refuses, in
+(:class:`Param`), as memoryd_client.mcp_tools's table lists them, and what a tool refuses, in
 a line: arguments it does not take (the SDK would drop them silently) and arguments of the
 wrong type, out of range or not among its values (the SDK's message is pydantic's dump). The
 server is built with :func:`refusing`."""

@@ -36,7 +36,7 @@ from memoryd.sessions.context import SECTION_OF_KIND, Block, Item, render
 from memoryd.store.records import StoredEntry
 from memoryd.store.usage import USABLE_KINDS, LiveSession
 
-#: The MCP tools whose answers hold entries' text (memoryd_client.mcp_server).
+#: The MCP tools whose answers hold entries' text (memoryd_client.mcp_tools).
 READ_TOOLS = ("memory_search", "memory_recent", "memory_get", "memory_context")
 #: A session seen this long before the server started may still be the server's (its
 #: SessionStart hook ran before the agent started the server).
