@@ -782,7 +782,7 @@ def measure_recall(report: Report, db_path: Path, embedder: Any, queries: list[s
     import tempfile
 
     from memoryd.embedding.vectors import stored_vectors
-    from memoryd.retrieval.search import CANDIDATES
+    from memoryd.retrieval.candidates import CANDIDATES
     from memoryd.store.database import Store
     from memoryd.store.vectors import VectorFilter, VectorIndex
 

@@ -64,11 +64,13 @@ class Timeline:
 
 def instrument(timeline: Timeline) -> None:
     from memoryd.embedding.model import Embedder
+    from memoryd.retrieval.candidates import Candidates
     from memoryd.retrieval.search import Searcher
     from memoryd.retrieval.service import SearchService
 
-    for stage in ("plan", "keyword_half", "vector_half", "finish_search"):
-        setattr(Searcher, stage, timeline.timed(getattr(Searcher, stage), stage))
+    for part, stage in ((Searcher, "plan"), (Searcher, "keyword_half"),
+                        (Candidates, "vector_half"), (Searcher, "finish_search")):
+        setattr(part, stage, timeline.timed(getattr(part, stage), stage))
     embed = Embedder.embed
 
     def embed_timed(self: Embedder, *args: Any, **kwargs: Any) -> Any:

@@ -1,24 +1,33 @@
 """What search knows of an entry between searches, and the vectors of its words.
 
 Search tokenises each candidate and each transcript chunk around one (their words, for
-``coverage`` and the word alignment, :mod:`memoryd.retrieval.search`); the same entries come
+``coverage`` and the word alignment, :mod:`memoryd.retrieval.evidence`); the same entries come
 back as candidates of many questions, so what it finds is kept, keyed by the entry's rowid and
-its text (:class:`Known`). Copies of one text (another agent's, a file's, an import's) are told
-from rivals by their normalised text (``said``), and so is the transcript chunk a lesson was
-taken from (:func:`taken_from`).
+its text (:class:`Known`, kept by :class:`KnownEntries`). Copies of one text (another agent's,
+a file's, an import's) are told from rivals by their normalised text (``said``), and so is the
+transcript chunk a lesson was taken from (:func:`taken_from`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import sys
 from bisect import bisect_left
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from memoryd.retrieval.terms import STOPWORDS
+from memoryd.retrieval.versions import RESTATING
+from memoryd.store.database import Store
+from memoryd.store.lexicon import Lexicon, is_word
 from memoryd.store.records import IndexedText
-from memoryd.text import is_segmented, normalise_text
+from memoryd.text import has_segmented, is_segmented, normalise_text, segmented_run
+
+#: Entries whose words (and their lexicon rows) are kept between searches: ~1.1 KB an entry
+#: measured over the 73k bench store (its words' tuple, rows and the rest), ~23 MB in all.
+ENTRIES_KNOWN = 20_000
 
 
 @dataclass
@@ -116,3 +125,72 @@ def taken_from(candidates: list[int], texts: dict[int, IndexedText],
                 chunks.setdefault(text.origin, rowid)
     return {chunk: max(statements[origin], key=closeness) for origin, chunk in chunks.items()
             if origin in statements}
+
+
+class KnownEntries:
+    """What search knows of the entries, kept between searches (:class:`Known`), by the
+    store's tokeniser: an entry's words, its informative ones, its words' lexicon rows."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._stop_stems: set[str] | None = None
+        #: the stop words and the words that say a statement is said again (versions)
+        self._restating: set[str] | None = None
+        #: (rowid, hash of its text) → what search knows of the entry: an entry's text can
+        #: change, and SQLite gives a deleted last rowid to the next entry
+        self._known: dict[tuple[int, int], Known] = {}
+
+    def _stops(self) -> set[str]:
+        """The stop words, stemmed as the full-text index stems them."""
+        if self._stop_stems is None:
+            self._stop_stems = self._tokens(" ".join(STOPWORDS))
+        return self._stop_stems
+
+    def entry(self, rowid: int, text: str, heading: str | None = None) -> Known:
+        """What search knows of an entry: the words of its (index) text and of the titles it
+        is under (``heading``: a memory file's entry), as the keyword index reads them."""
+        key = (rowid, hash((text, heading)))
+        found = self._known.get(key)
+        if found is None:
+            tokens = self.store.tokens(text)
+            words = set(tokens)
+            titled = self.store.tokens(heading) if heading else []
+            titles_only = frozenset(map(sys.intern, set(titled) - words))
+            found = self._known[key] = Known(
+                tuple(sorted(map(sys.intern, words | titles_only))),
+                segmented_run([*titled, "\0", *tokens] if titled else tokens)
+                if has_segmented(text) or has_segmented(heading or "") else None,
+                titles_only=titles_only)
+            if len(self._known) > ENTRIES_KNOWN:
+                self._known.pop(next(iter(self._known)))
+        return found
+
+    def _tokens(self, text: str) -> set[str]:
+        """The words of a text as the full-text index has them (porter-stemmed)."""
+        return self.store.stems(text)
+
+    def informative(self, entry: Known) -> frozenset[str]:
+        """An entry's words as versions are told by (memoryd.retrieval.versions): its stems as
+        the full-text index has them, the stop words left out."""
+        if entry.informative is None:
+            if self._restating is None:
+                self._restating = self._stops() | self._tokens(" ".join(RESTATING))
+            stops = self._restating
+            entry.informative = frozenset(word for word in entry.words if word not in stops
+                                          and word not in entry.titles_only)
+        return entry.informative
+
+    def lexicon_rows(self, entry: Known, lexicon: Lexicon) -> np.ndarray:
+        """The lexicon's rows of an entry's informative words, looked up once (again when the
+        lexicon has grown: a new word of the entry may be in it now)."""
+        if entry.rows is None or entry.rows_of != len(lexicon):
+            stops = self._stops()
+            entry.rows = np.array([lexicon.rows[w] for w in entry.words
+                                   if w in lexicon.rows and w not in stops],
+                                  dtype=np.int64)
+            entry.rows_of = len(lexicon)
+            # words the lexicon's filling has not reached (it has every word of the entries
+            # up to its cursor that it keeps at all; a word of a newer entry may be missing)
+            entry.unaligned = any(w not in lexicon.rows and w not in stops
+                                  and is_word(w) for w in entry.words)
+        return entry.rows

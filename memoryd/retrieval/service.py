@@ -22,8 +22,9 @@ from memoryd.embedding.model import Embedder
 from memoryd.embedding.threads import EmbedThreads, abandon
 from memoryd.embedding.words import WordWork
 from memoryd.errors import stopping_error
+from memoryd.retrieval.plan import SearchPlan, VectorFound
 from memoryd.retrieval.records import SearchRequest, SearchResult
-from memoryd.retrieval.search import Searcher, SearchPlan, VectorFound
+from memoryd.retrieval.search import Searcher
 from memoryd.store.thread import DatabaseThread
 
 
@@ -83,7 +84,7 @@ class SearchService:
         if vector is None and embedder is not None:
             vector = embedder.embed([query], stop=self.threads.stop)[0]
         plan = planned.result()
-        found = self.searcher.vector_half(plan, vector) if vector is not None else None
+        found = self.searcher.candidates.vector_half(plan, vector) if vector is not None else None
         return vector, found
 
     async def question_words(self, text: str) -> dict[str, np.ndarray]:

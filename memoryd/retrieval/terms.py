@@ -1,15 +1,19 @@
-"""A question's words: the informative ones (stop words removed), and as an FTS5 expression.
-Search (:mod:`memoryd.retrieval.search`) asks with them. A word is a run of letters and digits
-in any script, or a symbol (✅: :func:`memoryd.text.is_symbol`); a run of Han, Kana or Hangul
-is asked for as a phrase of its characters (:func:`memoryd.store.query.fts_phrase`)."""
+"""A question's words: the informative ones (stop words removed), as an FTS5 expression, and
+as the keys an entry's words are looked up by (stemmed as the keyword index stems them), with
+their weights. Search (:mod:`memoryd.retrieval.search`) asks with them. A word is a run of
+letters and digits in any script, or a symbol (✅: :func:`memoryd.text.is_symbol`); a run of
+Han, Kana or Hangul is asked for as a phrase of its characters
+(:func:`memoryd.store.query.fts_phrase`)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 
+from memoryd.retrieval.ranking import idf
+from memoryd.store.database import Store
 from memoryd.store.query import fts_phrase
-from memoryd.text import is_symbol
+from memoryd.text import has_segmented, is_segmented, is_symbol, segmented_run
 
 #: A word, or a character outside ASCII that is no letter, digit or space (a symbol or not).
 _WORD = re.compile(r"(\w+)|[^\x00-\x7f\w\s]")
@@ -43,3 +47,34 @@ def fts_expression(terms: Sequence[str], operator: str) -> str:
     """Each term a phrase (:func:`~memoryd.store.query.fts_phrase`: quoted, so nothing a user
     types is read as FTS5 syntax)."""
     return f" {operator} ".join(fts_phrase(t) for t in terms)
+
+
+def stems(store: Store, text: str) -> set[str]:
+    """The informative words of a text, as search weighs a question's (:func:`term_keys`)."""
+    return {key for term in query_terms(text) for key in term_keys(store, term)}
+
+
+def term_keys(store: Store, term: str) -> list[str]:
+    """What a question's word is looked for as in an entry's words (``holds``): its stems
+    as the full-text index stems them; a run of Han, Kana or Hangul characters as that
+    run (held where they stand together, as the keyword index matches their phrase), not
+    each character alone (a word of three characters weighed three times, and held by an
+    entry with the three anywhere)."""
+    tokens = store.tokens(term)
+    run = segmented_run(tokens) if has_segmented(term) else None
+    if run is None:
+        return list(dict.fromkeys(tokens))
+    return list(dict.fromkeys([*(part for part in run.split("\0") if part),
+                               *(token for token in tokens
+                                 if not (len(token) == 1 and is_segmented(token)))]))
+
+
+def term_weights(store: Store, terms: list[str]) -> dict[str, float]:
+    """Each informative word's keys (:func:`term_keys`) → its inverse document frequency."""
+    total = store.count_fts_rows()
+    weights: dict[str, float] = {}
+    for term in terms:
+        for key in term_keys(store, term):
+            weights[key] = max(weights.get(key, 0.0),
+                               idf(store.term_rows(term), total))
+    return weights

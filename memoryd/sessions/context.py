@@ -88,6 +88,7 @@ from memoryd.regular_file import read_regular_text
 from memoryd.retrieval.age import VERIFY_DAYS, age_bucket
 from memoryd.retrieval.records import MAX_QUERY_CHARS, FilterRequest, SearchRequest
 from memoryd.retrieval.search import Searcher
+from memoryd.retrieval.terms import stems
 from memoryd.retrieval.versions import earlier
 from memoryd.sources import ARCHIVE_DIR
 from memoryd.store.database import Store
@@ -511,11 +512,11 @@ class ContextBuilder:
                                   [hit.entry for hit in hits.values()]))],
                              {uid for uid, hit in hits.items() if hit.newer in hits})
         shown = {hit.entry.uid for hit in result.hits}
-        topics = self.searcher.stems(prompt) - self.searcher.stems(" ".join(GENERIC_CATEGORIES))
+        topics = stems(self.store, prompt) - stems(self.store, " ".join(GENERIC_CATEGORIES))
         topical = []
         for lesson in self._scoped(scope, "lesson", [], 200):
             if lesson.uid not in shown and lesson.category and \
-                    self.searcher.stems(lesson.category.replace("-", " ")) & topics:
+                    stems(self.store, lesson.category.replace("-", " ")) & topics:
                 topical.append(lesson)
                 if len(topical) >= MAX_TOPIC_LESSONS:
                     break
