@@ -11,7 +11,7 @@ A rebuild (``memoryd reindex``) builds its new database beside the old one and s
 when it is done, so a reindex killed half-way and run again never puts a half-built copy over
 the good backup; what it left is removed at the next start (:func:`discard_unfinished`).
 
-``memory doctor`` runs ``PRAGMA quick_check`` on a reader of its own (memoryd.server.health).
+``memory doctor`` runs ``PRAGMA quick_check`` on a reader of its own (memoryd.server.health_store).
 """
 
 from __future__ import annotations

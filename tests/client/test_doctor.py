@@ -694,7 +694,7 @@ def test_a_hooked_project_no_source_watches_is_named_with_the_command(daemon, cl
 def test_refused_writes_are_given_the_fix_of_their_cause(cause: str, fix: str) -> None:
     """The writes check told to "free some space" whatever the disk said: after a
     read-only file system refused a write too."""
-    from memoryd.server.health import refused_fix
+    from memoryd.server.health_disk import refused_fix
 
     said = refused_fix(f"not stored: cannot write the ledger of 'a' ({cause}); nothing of "
                        "this request was kept")
