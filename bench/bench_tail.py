@@ -147,7 +147,7 @@ def start(name: str, base: Path, tree: Path | None, lines: int, seed: int) -> Su
     daemon.wait_ready()
     with Client(daemon.socket, timeout_s=60) as client:
         quiet(client)
-        time.sleep(1.5)  # the watcher's catch-up scan (memoryd.ingest.watcher.CATCH_UP_S)
+        time.sleep(1.5)  # the watcher's catch-up scan (memoryd.ingest.watch_loops.CATCH_UP_S)
         quiet(client)
     progress(f"{name}: {made.lines:,} lines in {len(made.files)} transcripts indexed")
     return Subject(name, daemon, home, existing, random.Random(f"{seed}/{name}"), TextPool(seed + 1))

@@ -4,8 +4,9 @@ repository's directory: see :mod:`memoryd_client.project`, where :func:`project_
 
 An entry belongs to a project only when it was written inside a git repository
 (``repository_of``); written anywhere else it is global, and the memory block shows it in every
-project. A watched file belongs to its project root's project (memoryd.ingest.watcher), or, for
-Claude Code's auto memory, to that of the directory its name encodes (memoryd.claude_projects)."""
+project. A watched file belongs to its project root's project (memoryd.ingest.file_projects),
+or, for Claude Code's auto memory, to that of the directory its name encodes
+(memoryd.claude_projects)."""
 
 from __future__ import annotations
 

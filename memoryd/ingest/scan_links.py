@@ -1,5 +1,5 @@
-"""A scan of the sources' files for the watcher (memoryd.ingest.watcher), and the symlinks it
-met: symlinked files (each target's real path, and the links to it: an edit of
+"""A scan of the sources' files for the watcher's full scan (memoryd.ingest.full_scan), and the
+symlinks it met: symlinked files (each target's real path, and the links to it: an edit of
 ``~/dotfiles/CLAUDE.md`` happens at the target) and symlinked directories below the sources'
 roots, followed or not
 (:class:`memoryd.sources.DirLink`; the rules: memoryd.ingest.watch_plan)."""

@@ -38,8 +38,9 @@ from memoryd.config import (
 from memoryd.embedding.model import Embedder
 from memoryd.embedding.threads import EmbedThreads
 from memoryd.errors import ConfigError, MemorydError, StartupError
+from memoryd.ingest.file_projects import configured
 from memoryd.ingest.indexer import Indexer
-from memoryd.ingest.watcher import Watcher, configured
+from memoryd.ingest.watcher import Watcher
 from memoryd.passes.api import PassParts
 from memoryd.passes.entry_files import FileEntryEdits
 from memoryd.passes.runner import PassRunner

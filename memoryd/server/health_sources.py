@@ -15,7 +15,8 @@ from typing import Any
 
 from memoryd.agent_sources import default_sources
 from memoryd.config import Settings, managed_entries, resolved_root
-from memoryd.ingest.watcher import Watcher, WatchTrouble
+from memoryd.ingest.watch_loops import WatchTrouble
+from memoryd.ingest.watcher import Watcher
 from memoryd.passes.scope import missing_projects
 from memoryd.project import repository_of
 from memoryd.server.health_words import (

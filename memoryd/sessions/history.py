@@ -9,7 +9,7 @@ it and the sessions last active before it.
 **What it does**, in the background of the daemon (a task of its own; the command follows it):
 
 1. *Indexing.* Each file not indexed as it is now goes through the watcher's own path
-   (memoryd.ingest.watcher, :meth:`Watcher.index_now`): from its tail offset, under the
+   (memoryd.ingest.file_queue, :meth:`Watcher.index_now`): from its tail offset, under the
    worker's lock, its slices applied as background work that gives way to the requests someone
    waits on (memoryd.scheduling). The watcher and the import therefore never read a file twice:
    whichever comes first moves the offset, the other finds nothing new.

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from memoryd_client import Client
 
-from memoryd.ingest.watcher import CATCH_UP_S
+from memoryd.ingest.watch_loops import CATCH_UP_S
 from tests.client.test_doctor import by_name, doctor
 from tests.conftest import run_cli, spawn_daemon, start_daemon, stop_process
 from tests.ingest.test_ingest import eventually, search

@@ -1,0 +1,132 @@
+"""The full scan: every file of the sources looked at, for what no event told of.
+
+:class:`FullScan` (mixed into :class:`~memoryd.ingest.watcher.Watcher`) walks the sources
+(:func:`memoryd.ingest.scan_links.scan_files`) and compares what it finds with what the index
+holds: a file new or changed, an indexed file gone, and a memory file filed under another project
+than its own (:mod:`memoryd.ingest.file_projects`) are queued (:mod:`memoryd.ingest.file_queue`).
+It runs when the watching starts, once more when the watcher is surely running, and every
+``watch.full_scan_interval_s`` (:mod:`memoryd.ingest.watch_loops`); a rescan while the watcher
+runs also says which files the watcher should have reported. What it could not read is its
+source's problem until a scan no longer finds it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from memoryd_client.views import shown_text
+
+from memoryd.config import Config
+from memoryd.ingest.indexer import Indexer
+from memoryd.ingest.scan_links import ScanLinks, scan_files
+from memoryd.ingest.source_stats import SourceStats
+from memoryd.progress import InitialIndexing
+from memoryd.sources import Source
+from memoryd.text import utf8_name
+
+T = TypeVar("T")
+
+
+class FullScan:
+    """The scans of every file of the sources (mixed into Watcher)."""
+
+    config: Config
+    indexer: Indexer
+    db: Callable[..., Awaitable[Any]]
+    home: Path
+    sources: list[Source]
+    stats: dict[str, SourceStats]
+    files: dict[str, set[str]]
+    pending: dict[str, None]
+    failed: set[str]
+    initial: InitialIndexing
+    scanning: bool
+    #: full scans started and finished (:meth:`scanned`)
+    scans: list[int]
+    scan_said: set[tuple[str, str]]
+    symlinks: ScanLinks
+
+    if TYPE_CHECKING:
+        async def off_loop(self, fn: Callable[..., T], *args: Any) -> T: ...
+        def enqueue(self, paths: list[str]) -> None: ...
+        def match(self, path: str) -> tuple[Source, str] | None: ...
+        def _moved_projects(self, files: list[tuple[Source, str]],
+                            indexed: dict[str, str | None]) -> list[str]: ...
+        def _refuse_outside_link(self, path: str) -> None: ...
+        def _forget_problems_gone(self) -> None: ...
+
+    async def full_scan(self, unseen_before: float | None = None) -> tuple[int, list[str]]:
+        """Queue every matching file that is new or changed, every indexed file that is gone,
+        and every memory file whose project is not the one it was indexed under. Returns how
+        many were queued, and, with ``unseen_before`` (a rescan while the watcher runs), those
+        last changed before then, which the watcher should have reported: a file changed since
+        is left to it (one dated in the future, by another machine's clock, is not). A link
+        (its target's edit is no event beside it), a name that is not UTF-8, a file whose
+        indexing failed and one whose project changed are no miss of the watcher's."""
+        self.scanning = True
+        self.scans[0] += 1
+        try:
+            known = await self.db(self.indexer.known_paths)
+            indexed = await self.db(self.indexer.memory_projects)
+            found = await self.off_loop(self._scan_files)
+            now = time.time()
+            queued = [path for path, facts in found.items()
+                      if known.get(path) != facts and path not in self.pending
+                      and (unseen_before is None or not unseen_before <= facts[1] <= now + 1)]
+            linked = self.symlinks.linked()
+            unseen = [path for path in queued if unseen_before is not None and utf8_name(path)
+                      and path not in self.failed and path not in linked]
+            queued += [path for path in known if path not in found and path not in self.pending]
+            files: dict[str, set[str]] = {name: set() for name in self.stats}
+            memory: list[tuple[Source, str]] = []
+            waiting = set(queued)
+            for path in found:
+                matched = self.match(path)
+                if matched:
+                    files.setdefault(matched[0].name, set()).add(path)
+                    if matched[0].kind == "memory" and path in indexed and path not in waiting:
+                        memory.append((matched[0], path))
+            queued += [path for path in await self.off_loop(self._moved_projects, memory, indexed)
+                       if path not in self.pending]
+            self.files = files
+            for name, paths in files.items():
+                if name in self.stats:
+                    self.stats[name].files = len(paths)
+            if self.initial.finished is None:
+                self.initial.watched = len(found)
+            self.enqueue(queued)
+            return len(queued), unseen
+        finally:
+            self.scanning = False
+            self.scans[1] += 1
+
+    async def scanned(self, started: int, timeout_s: float) -> None:
+        """Wait (up to ``timeout_s``) until a full scan begun after the first ``started`` has
+        finished: the sources as they are now have their files counted (`memory sources
+        add` says how many files a new source has, not 0 before it was looked at)."""
+        deadline = time.monotonic() + timeout_s
+        while self.scans[1] <= started and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+
+    def _scan_files(self) -> dict[str, tuple[int, float, int]]:
+        said, self.scan_said = self.scan_said, set()
+        found, self.symlinks = scan_files(self.sources, self.home, self.config.memory_dir,
+                                          self._refuse_outside_link, self._scan_unread)
+        for name, path in said - self.scan_said:  # readable again, or gone
+            if name in self.stats:
+                self.stats[name].gone(path)
+        self._forget_problems_gone()
+        return found
+
+    def _scan_unread(self, source: Source, path: str, why: str) -> None:
+        """What a scan could not read (an unreadable directory, a FIFO): its source's problem
+        (the files of it the index holds are queued, and keep their entries:
+        memoryd.ingest.file_reads)."""
+        stats = self.stats.get(source.name)
+        if stats is not None:
+            stats.error(path, why)
+            self.scan_said.add((source.name, shown_text(path)))
