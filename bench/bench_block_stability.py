@@ -232,9 +232,10 @@ class Sessions:
         self.now = time.time()
 
     async def __aenter__(self) -> Self:
-        from memoryd.config import Settings, load_config
+        from memoryd.config import load_config
         from memoryd.server.parts import Parts
         from memoryd.sessions.context import ContextBuilder
+        from memoryd.settings import Settings
 
         config = load_config()
         self.parts = await Parts.standalone(Settings(config))

@@ -4,188 +4,45 @@ Layers, each overriding the one before: the commented defaults shipped in the pa
 (``default.toml``, which documents every setting), the user's ``config.toml`` (in
 ``$MEMORYD_HOME`` or the platform config dir), then ``MEMORYD_<SECTION>_<KEY>`` environment
 variables.
+
+The records read into are :mod:`memoryd.settings`'s; the sources a configuration watches are
+built by :mod:`memoryd.watched_sources`, and `memory sources add/remove` write sources.toml
+through :mod:`memoryd.sources_file`.
 """
 
 from __future__ import annotations
 
 import difflib
-import json
-import math
 import os
 import shlex
 import tomllib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from memoryd_client.paths import config_dir, socket_path, state_dir
 
-from memoryd.agent_sources import (
-    PROJECT_AGENTS,
-    default_sources,
-    gives_way,
-    parent_claude_files,
-    project_sources,
-)
+from memoryd.agent_sources import PROJECT_AGENTS, default_sources
 from memoryd.errors import ConfigError
 from memoryd.names import agent_problem, path_problem
+from memoryd.settings import (
+    PASS_NAMES,
+    SCHEDULES,
+    Config,
+    ContextConfig,
+    EmbedConfig,
+    ExtractConfig,
+    OutcomesConfig,
+    PassesConfig,
+    RememberConfig,
+    SearchConfig,
+    ServerConfig,
+    ToolsConfig,
+    WatchConfig,
+)
 from memoryd.sources import PLACEHOLDER, UNWATCHABLE, Source, validate_source
-from memoryd.store.durable import not_stored, replace_file
-
-
-@dataclass(frozen=True)
-class EmbedConfig:
-    model: str
-    threads: int
-    batch_size: int
-    batch_tokens: int
-    max_tokens: int
-    parts: str = "sentences"  # memoryd.embedding.model.PART_SCHEMES
-
-
-@dataclass(frozen=True)
-class RememberConfig:
-    near_duplicate_cosine: float
-    manual_confidence: float
-
-
-@dataclass(frozen=True)
-class SearchConfig:
-    limit: int
-    match_precision: float
-    passage_chars: int
-
-
-@dataclass(frozen=True)
-class WatchConfig:
-    defaults: bool
-    disabled: tuple[str, ...]
-    project_roots: tuple[str, ...]
-    debounce_ms: int
-    rescan_interval_s: float
-    full_scan_interval_s: float
-    max_file_bytes: int
-    max_line_bytes: int
-
-
-@dataclass(frozen=True)
-class ExtractConfig:
-    command: str
-    timeout_s: float
-    daily_calls: int
-    when_quiet: bool
-
-
-@dataclass(frozen=True)
-class OutcomesConfig:
-    enabled: bool
-    idle_s: float
-    unused_days: float
-    promote: bool
-
-
-@dataclass(frozen=True)
-class ContextConfig:
-    shared_agents: tuple[str, ...]
-    tool_lessons: bool = True
-    hard_rules: bool = False
-
-
-@dataclass(frozen=True)
-class PassesConfig:
-    notebooks: str
-    consolidate: str
-    promote: str
-    staleness: str
-    retain: str
-    quiet_s: float
-    notebook_lines: int
-    promote_mode: str
-    sync: str = "hourly"  # memoryd.server.sync_methods: only once `memory sync init` ran
-
-
-SCHEDULES = ("hourly", "daily", "off")
-PASS_NAMES = ("notebooks", "consolidate", "promote", "staleness", "retain", "sync")
-
-
-@dataclass(frozen=True)
-class ServerConfig:
-    max_connections: int
-    idle_timeout_s: float
-    buffered_frame_bytes: int
-
-
-@dataclass(frozen=True)
-class ToolsConfig:
-    memory_dir: str
-
-
-@dataclass(frozen=True)
-class Config:
-    state_dir: Path
-    socket_path: Path
-    config_file: Path
-    embed: EmbedConfig
-    remember: RememberConfig
-    search: SearchConfig
-    watch: WatchConfig
-    context: ContextConfig
-    tools: ToolsConfig
-    extract: ExtractConfig
-    passes: PassesConfig
-    sources: tuple[Source, ...]
-    server: ServerConfig
-    outcomes: OutcomesConfig
-    #: ``MEMORYD_*`` variables of the environment that are no setting and none memoryd reads
-    #: otherwise (a typo: ``MEMORYD_SERCH_LIMIT``), each with its warning; logged, and shown by
-    #: `memory status` and `memory doctor`
-    unknown_environment: tuple[str, ...] = ()
-
-    @property
-    def memory_dir(self) -> str:
-        """Each agent's memory directory, with an {agent} placeholder."""
-        return self.tools.memory_dir or str(self.state_dir / "agents" / "{agent}")
-
-    @property
-    def sources_file(self) -> Path:
-        """Where `memory sources add/remove` keep their changes (beside config.toml)."""
-        return self.config_file.with_name("sources.toml")
-
-    @property
-    def db_path(self) -> Path:
-        return self.state_dir / "memoryd.db"
-
-    @property
-    def ledger_dir(self) -> Path:
-        return self.state_dir / "ledger"
-
-    @property
-    def archive_dir(self) -> Path:
-        """The transcript archives of the retain pass (memoryd.store.archive)."""
-        return self.state_dir / "transcripts"
-
-    @property
-    def private_files(self) -> tuple[Path, ...]:
-        """Files beside the state that are kept private (memoryd.store.permissions)."""
-        return (self.sources_file,)
-
-    @property
-    def private_trees(self) -> tuple[Path, ...]:
-        """The directories of state kept private with all below them: the agents' memory
-        files, the ledgers, the transcript archives and the memory tools' old versions."""
-        return (self.state_dir / "agents", self.ledger_dir, self.archive_dir, self.history_dir)
-
-    @property
-    def history_dir(self) -> Path:
-        """Old versions of the memory tools' files, moved out of the database by the retain
-        pass (memoryd.store.file_versions)."""
-        return self.state_dir / "history"
-
-    @property
-    def lock_path(self) -> Path:
-        return self.state_dir / "memoryd.lock"
+from memoryd.watched_sources import configured_sources
 
 
 def _defaults() -> dict[str, Any]:
@@ -554,233 +411,3 @@ def managed_layer(layer: dict[str, Any], settings: dict[str, Any], origin: Path,
         merged["sources"] = layer["sources"]
     return merged
 
-
-def _toml_value(value: str | int) -> str:
-    return json.dumps(value, ensure_ascii=False)  # a JSON string or integer is valid TOML too
-
-
-def managed_text(layer: dict[str, Any]) -> str:
-    """sources.toml holding ``layer`` (only strings, whole numbers, lists of strings and
-    tables)."""
-    lines = ["# Written by `memory sources add/remove`; hand-written settings go in config.toml.",
-             ""]
-    for key in ("disabled", "project_roots"):
-        if layer.get(key):
-            lines.append(f"{key} = [{', '.join(_toml_value(v) for v in layer[key])}]")
-    for table in layer.get("sources", []):
-        lines += ["", "[[sources]]"]
-        lines += [f"{k} = {_toml_value(v)}" for k, v in table.items() if v is not None]
-    return "\n".join(lines) + "\n"
-
-
-def write_managed(config: Config, layer: dict[str, Any]) -> None:
-    """Write sources.toml atomically, once the configuration with it is one a reload and a
-    start take (read, and its sources built). One they would refuse is not written: a project
-    root of ``/`` written first failed every later `memory sources` and reload, and then the
-    start, naming no file."""
-    text = managed_text(layer)
-    path = config.sources_file
-    try:
-        configured_sources(load_config(config.config_file, managed=tomllib.loads(text)))
-    except ConfigError as exc:
-        if exc.message.startswith(f"{path}: "):  # the change's own fault
-            raise ConfigError(f"not saved in {path}: "
-                              f"{exc.message.removeprefix(f'{path}: ')}") from None
-        raise ConfigError(f"{exc.message} (fix that first: {path} is left as it was)") from None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # fsynced before the rename (and the directory after it): a crash leaves the old
-        # file or the new one whole, never an empty one; private, whatever was there before
-        replace_file(path, text.encode("utf-8"), 0o600)
-    except OSError as exc:
-        raise not_stored(f"cannot write {path}", exc) from None
-
-
-def transcript_formats(config: Config) -> dict[str, str]:
-    """The transcript sources memoryd reads, by name, with their format (the harness of the
-    sessions they tell)."""
-    return {s.name: s.format for s in configured_sources(config)[0] if s.kind == "transcript"}
-
-
-def configured_sources(config: Config) -> tuple[list[Source], dict[str, str]]:
-    """All sources, and the project root of each project source."""
-    sources = [s for s in default_sources()
-               if config.watch.defaults and s.name not in config.watch.disabled]
-    projects: dict[str, str] = {}
-    for root in config.watch.project_roots:
-        for source in project_sources(Path(root)):
-            sources.append(source)
-            projects[source.name] = str(Path(root).expanduser())
-    # what Claude Code loads from the directories above them
-    sources.extend(parent_claude_files(config.watch.project_roots))
-    sources.extend(config.sources)
-    tools = Source("memoryd-agents", config.memory_dir.rstrip("/") + "/**/*.md", "memory",
-                   "markdown")
-    if all(s.path.split("{agent}")[0] != tools.path.split("{agent}")[0] for s in sources):
-        sources.append(tools)
-    # a file an instruction file imports, or one found in a project's subdirectory or above
-    # it, that another source has already (a project's AGENTS.md, a rule, a file two projects
-    # import, a subproject or a parent that is a project root of its own) stays that source's;
-    # a file the user's own files and a project's reach is the user's, one two project roots
-    # reach (one root inside the other) the innermost's
-    home = Path.home()
-    others = [source for source in sources if not gives_way(source)]
-
-    def reach(name: str) -> float:
-        return len(projects[name]) if name in projects else math.inf
-
-    owner: dict[str, str] = {}
-    for source in sources:
-        if gives_way(source):
-            held = owner.get(source.path)
-            if held is None or reach(source.name) > reach(held):
-                owner[source.path] = source.name
-    kept: list[Source] = []
-    for source in sources:
-        if gives_way(source) and (owner[source.path] != source.name or any(
-                other.match(Path(source.path), home) is not None for other in others)):
-            projects.pop(source.name, None)
-            continue
-        kept.append(source)
-    return kept, projects
-
-
-def memory_roots(config: Config) -> list[Path]:
-    """Where a git repository counts as a memory directory, memoryd's to commit its edits in:
-    the roots of the memory sources. Not a project's (its repository is the user's code), nor
-    those of the files the agents' own files lead to (an imported note, a CLAUDE.md above a
-    project: ``~/work/CLAUDE.md`` made every repository in ``~/work`` memoryd's)."""
-    sources, projects = configured_sources(config)
-    home = Path.home()
-    return [Path(os.path.realpath(s.root(home))) for s in sources
-            if s.kind == "memory" and s.name not in projects and not gives_way(s)]
-
-
-def add_source(config: Config, data: dict[str, Any]) -> Source:
-    """Validate and record a new source (or, with only ``project_root``, a project root):
-    sources.toml is written only once the configuration with it is one memoryd takes."""
-    for field in ("project_root", "path"):
-        problem = path_problem(str(data[field])) if field in data else None
-        if problem is not None:
-            raise ConfigError(f"{field} {problem}")
-    try:  # the files as they are, not as last reloaded: one memoryd refuses is named first
-        on_disk = load_config(config.config_file)
-    except ConfigError as exc:
-        raise ConfigError(f"{exc.message} (fix that first: {config.sources_file} is left as "
-                          "it was)") from None
-    layer = read_toml(config.sources_file)
-    if "project_root" in data:
-        root = str(Path(str(data["project_root"])).expanduser().resolve())
-        if not Path(root).is_dir():
-            raise ConfigError(f"project root {root} is not a directory")
-        layer["project_roots"] = list(dict.fromkeys([*layer.get("project_roots", []), root]))
-        write_managed(config, layer)
-        return project_sources(Path(root))[0]
-    builtin = {s.name: s for s in default_sources()}.get(str(data.get("name")))
-    if builtin is not None and builtin.name in layer.get("disabled", []):
-        return _enable_builtin(config, layer, builtin, data)
-    if builtin is not None and builtin.name in on_disk.watch.disabled:
-        raise ConfigError(f"built-in source {builtin.name!r} is disabled in "
-                          f"{config.config_file} (watch.disabled); enable it there")
-    if builtin is not None:
-        raise ConfigError(f"a source named {builtin.name!r} exists already (built-in, enabled)")
-    source = validate_source(data)
-    if any(table.get("name") == source.name for table in layer.get("sources", [])):
-        raise ConfigError(f"a source named {source.name!r} exists already in "
-                          f"{config.sources_file} (`memory sources remove {source.name}` "
-                          "first to change it)")
-    if source.name in {s.name for s in on_disk.sources}:
-        raise ConfigError(f"a source named {source.name!r} exists already in "
-                          f"{config.config_file}")
-    fixed = source.root(Path.home())
-    if fixed.exists() and not fixed.is_dir():
-        raise ConfigError(f"source {source.name!r}: 'path' {source.path!r}: {fixed} is a "
-                          "file: the path up to its first wildcard is the directory watched")
-    layer.setdefault("sources", []).append(
-        {"name": source.name, "path": source.path, "kind": source.kind, "format": source.format,
-         "agent": source.agent, "notebook_lines": source.notebook_lines})
-    write_managed(config, layer)
-    return source
-
-
-def _enable_builtin(config: Config, layer: dict[str, Any], builtin: Source,
-                    data: dict[str, Any]) -> Source:
-    """`memory sources add NAME` of a built-in that `memory sources remove` disabled: enabled
-    again, as built (a glob or kind that differs belongs to a source of another name)."""
-    given = {k: data[k] for k in ("path", "kind", "format", "agent", "notebook_lines")
-             if data.get(k) is not None}
-    differs = sorted(k for k, v in given.items() if v != getattr(builtin, k))
-    if differs:
-        raise ConfigError(
-            f"{builtin.name!r} is a built-in source ({builtin.path}, {builtin.kind}, "
-            f"{builtin.format}); `memory sources add {builtin.name}` enables it again as it is; "
-            f"give a source with another {', '.join(differs)} another name")
-    layer["disabled"] = [n for n in layer["disabled"] if n != builtin.name]
-    write_managed(config, layer)
-    return builtin
-
-
-def remove_source(config: Config, name: str) -> str:
-    """Forget a source added with `memory sources add`, disable a built-in one, or drop a
-    project root (by its directory). Returns what was done."""
-    problem = path_problem(name)
-    if problem is not None:
-        raise ConfigError(f"name {problem}")
-    layer = read_toml(config.sources_file)
-    added = layer.get("sources", [])
-    if any(s.get("name") == name for s in added):
-        layer["sources"] = [s for s in added if s.get("name") != name]
-        write_managed(config, layer)
-        return f"removed source {name}"
-    if name in {s.name for s in default_sources()}:
-        layer["disabled"] = list(dict.fromkeys([*layer.get("disabled", []), name]))
-        write_managed(config, layer)
-        return f"disabled built-in source {name}"
-    root = str(Path(name).expanduser().resolve()) if name.startswith(("/", "~")) else None
-    if root and root in layer.get("project_roots", []):
-        layer["project_roots"] = [r for r in layer["project_roots"] if r != root]
-        write_managed(config, layer)
-        return f"removed project root {root}"
-    if name in {s.name for s in config.sources}:
-        raise ConfigError(f"source {name!r} is defined in {config.config_file}; edit it there")
-    if root and root in {resolved_root(r) for r in config.watch.project_roots}:
-        raise ConfigError(f"project root {root} is defined in {config.config_file} "
-                          "(watch.project_roots); edit it there")
-    owner = configured_sources(config)[1].get(name)
-    if owner is not None:  # one file or glob of a project root's: the root goes whole
-        raise ConfigError(f"source {name!r} is one of project root {owner}'s: `memory sources "
-                          f"remove {owner}` stops watching the project (its files stay)")
-    raise ConfigError(f"no source named {name!r}")
-
-
-def resolved_root(root: str) -> str:
-    """A project root as `memory sources add --project` writes it: absolute, links resolved."""
-    return str(Path(root).expanduser().resolve())
-
-
-def managed_entries(config: Config) -> tuple[set[str], set[str]]:
-    """The sources and the project roots `memory sources add` wrote (sources.toml), which
-    `memory sources remove` takes out; the others are config.toml's (or the environment's)."""
-    try:
-        layer = read_toml(config.sources_file)
-    except ConfigError:
-        return set(), set()
-    names = {str(table.get("name")) for table in layer.get("sources", [])
-             if isinstance(table, dict)}
-    roots = {resolved_root(root) for root in layer.get("project_roots", [])
-             if isinstance(root, str)}
-    return names, roots
-
-
-class Settings:
-    """The running configuration, for the parts that read it at each use: a reload
-    (``memory reload``, SIGHUP) replaces it here."""
-
-    def __init__(self, config: Config) -> None:
-        self.config = config
-
-    def current(self) -> Config:
-        return self.config
-
-    def memory_dir(self) -> str:
-        return self.config.memory_dir

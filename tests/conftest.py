@@ -22,9 +22,10 @@ from pathlib import Path
 import pytest
 from memoryd_client import Client, DaemonUnreachableError
 
-from memoryd.config import Config, load_config
+from memoryd.config import load_config
 from memoryd.embedding.model import Embedder
 from memoryd.server.daemon import Daemon, run_daemon
+from memoryd.settings import Config
 
 # The daemons and commands the tests start are Python processes that import memoryd from this
 # checkout: where writing bytecode is turned off (PYTHONDONTWRITEBYTECODE), every one compiled

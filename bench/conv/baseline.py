@@ -34,8 +34,8 @@ sys.path.insert(0, str(ROOT))
 from conversations import HALVES, Conversation, ConversationSet, load  # noqa: E402
 from measure import TOP, metrics, show  # noqa: E402
 
-from memoryd.config import EmbedConfig  # noqa: E402
 from memoryd.embedding.model import Embedder  # noqa: E402
+from memoryd.settings import EmbedConfig  # noqa: E402
 
 RRF_K = 60
 KEYWORD_WEIGHT = 1.0

@@ -10,12 +10,12 @@ import logging
 from pathlib import Path
 
 from memoryd.background import Background
-from memoryd.config import EmbedConfig
 from memoryd.embedding.model import Embedder, load_embedder
 from memoryd.embedding.threads import EmbedThreads
 from memoryd.embedding.vectors import VectorWork
 from memoryd.embedding.words import WordWork
 from memoryd.errors import UnavailableError
+from memoryd.settings import EmbedConfig
 from memoryd.store.database import ModelInfo, Store
 from memoryd.store.thread import DatabaseThread
 

@@ -44,8 +44,8 @@ from typing import Any
 import numpy as np
 from memoryd_client.paths import state_dir
 
-from memoryd.config import EmbedConfig
 from memoryd.errors import EmbedderError
+from memoryd.settings import EmbedConfig
 from memoryd.text import part_spans, split_parts
 
 log = logging.getLogger(__name__)

@@ -14,9 +14,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from memoryd import claude_projects
-from memoryd.config import Config, configured_sources
 from memoryd.project import project_of
+from memoryd.settings import Config
 from memoryd.sources import Source
+from memoryd.watched_sources import configured_sources
 
 
 def projects_of(roots: dict[str, str]) -> dict[str, str]:

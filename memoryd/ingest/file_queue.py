@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 from memoryd_client.views import shown_text
 
-from memoryd.config import Config
 from memoryd.ingest.source_stats import SourceStats
 from memoryd.progress import InitialIndexing
+from memoryd.settings import Config
 from memoryd.sources import Source
 from memoryd.store.durable import refused_by_disk
 

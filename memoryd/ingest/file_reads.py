@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from memoryd_client.views import shown_text
 
 from memoryd import claude_projects
-from memoryd.config import Config
 from memoryd.ingest import watch_plan
 from memoryd.ingest.indexer import Changes, Indexer, MemoryFileRead, read_memory_file, stat_facts
 from memoryd.ingest.scan_links import ScanLinks, leads_outside
 from memoryd.ingest.source_stats import SourceStats, account
 from memoryd.ingest.transcript_files import TranscriptFiles
 from memoryd.regular_file import why_unread
+from memoryd.settings import Config
 from memoryd.sources import Source
 from memoryd.text import utf8_name
 

@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from memoryd_client.views import shown_text
 
-from memoryd.config import Config
 from memoryd.ingest.indexer import Indexer
 from memoryd.ingest.scan_links import ScanLinks, scan_files
 from memoryd.ingest.source_stats import SourceStats
 from memoryd.progress import InitialIndexing
+from memoryd.settings import Config
 from memoryd.sources import Source
 from memoryd.text import utf8_name
 

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from memoryd.config import Config
 from memoryd.ingest.context import cwd_hint, reads_from_start, replay
 from memoryd.ingest.document import read_document
 from memoryd.ingest.indexer import FileFacts, Indexer
@@ -28,6 +27,7 @@ from memoryd.ingest.transcript import (
     make_parser,
     text_lines,
 )
+from memoryd.settings import Config
 from memoryd.sources import Source
 
 T = TypeVar("T")

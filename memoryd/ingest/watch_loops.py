@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import watchfiles
 from memoryd_client.views import shown_text
 
-from memoryd.config import Config
 from memoryd.errors import UnavailableError, what_went_wrong
 from memoryd.ingest import watch_plan
 from memoryd.ingest.file_projects import configured
@@ -37,6 +36,7 @@ from memoryd.ingest.indexer import Indexer
 from memoryd.ingest.scan_links import ScanLinks, files_below
 from memoryd.ingest.source_stats import SourceStats
 from memoryd.progress import InitialIndexing
+from memoryd.settings import Config
 from memoryd.sources import Source, relevant, watch_roots
 
 log = logging.getLogger(__name__)

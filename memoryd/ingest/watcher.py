@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from memoryd import claude_projects
-from memoryd.config import Config
 from memoryd.ingest.file_projects import FileProjects, configured
 from memoryd.ingest.file_queue import FileQueue
 from memoryd.ingest.file_reads import FileReads
@@ -38,6 +37,7 @@ from memoryd.ingest.source_stats import SourceStats
 from memoryd.ingest.transcript_files import TranscriptFiles
 from memoryd.ingest.watch_loops import Unseen, WatchLoops, WatchTrouble
 from memoryd.progress import InitialIndexing
+from memoryd.settings import Config
 from memoryd.sources import Source
 
 T = TypeVar("T")

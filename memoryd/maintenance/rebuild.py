@@ -26,11 +26,11 @@ from collections.abc import Callable, Iterator
 import numpy as np
 from memoryd_client.views import size_text
 
-from memoryd.config import Config, transcript_formats
 from memoryd.embedding.model import Embedder
 from memoryd.errors import AlreadyRunningError, EmbedderError, StartupError
 from memoryd.ingest.indexer import as_event
 from memoryd.maintenance.replay import replay_ledgers
+from memoryd.settings import Config
 from memoryd.store import lexicon
 from memoryd.store.archive import AgentArchive, archive_now, restore_archives
 from memoryd.store.database import DatabaseError, ModelInfo, Store
@@ -64,6 +64,7 @@ from memoryd.store.usage_log import (
     replay_usage_log,
 )
 from memoryd.store.usage_log import export as export_outcomes
+from memoryd.watched_sources import transcript_formats
 
 log = logging.getLogger(__name__)
 EMBED_BATCH = 256

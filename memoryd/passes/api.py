@@ -28,7 +28,7 @@ from memoryd.store.query import EntryQuery
 from memoryd.store.records import StoredEntry
 
 if TYPE_CHECKING:
-    from memoryd.config import Config
+    from memoryd.settings import Config
     from memoryd.store.database import Store
     from memoryd.store.entries import Entries
     from memoryd.store.vectors import VectorIndex

@@ -66,8 +66,8 @@ from memoryd.store.records import StoredEntry
 from memoryd.text import normalise_text
 
 if TYPE_CHECKING:
-    from memoryd.config import Config
     from memoryd.passes.api import PassContext, Steps
+    from memoryd.settings import Config
     from memoryd.store.database import Store
 
 SECTION = "## Learned rules (memoryd)"

@@ -28,7 +28,6 @@ from collections.abc import Awaitable, Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeGuard, cast
 
-from memoryd.config import memory_roots
 from memoryd.errors import (
     BadParamsError,
     ForbiddenError,
@@ -47,6 +46,7 @@ from memoryd.passes.user_files import commit, through_links
 from memoryd.progress import report
 from memoryd.scheduling import paced
 from memoryd.store.durable import refused_by_disk
+from memoryd.watched_sources import memory_roots
 
 log = logging.getLogger(__name__)
 

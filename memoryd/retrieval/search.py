@@ -29,7 +29,6 @@ from functools import partial
 
 import numpy as np
 
-from memoryd.config import Config
 from memoryd.embedding.derived import Derived
 from memoryd.retrieval import ranking
 from memoryd.retrieval.candidates import CANDIDATES, RANKED_ALONE, Candidates
@@ -44,6 +43,7 @@ from memoryd.retrieval.ranking import FEATURES, Model, load_model
 from memoryd.retrieval.records import Hit, Score, SearchRequest, SearchResult
 from memoryd.retrieval.terms import fts_expression, query_terms, term_keys, term_weights
 from memoryd.retrieval.versions import latest_first, newest_versions
+from memoryd.settings import Config
 from memoryd.store.database import Store
 from memoryd.store.lexicon import Lexicon, unknown_words
 from memoryd.store.records import StoredEntry

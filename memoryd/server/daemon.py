@@ -27,14 +27,7 @@ from memoryd_client.wire import REVISION
 from memoryd import __version__
 from memoryd.background import Background
 from memoryd.collector import collect_when_quiet, defer_full_collections, resume_full_collections
-from memoryd.config import (
-    Config,
-    Settings,
-    add_source,
-    load_config,
-    remove_source,
-    setting_warnings,
-)
+from memoryd.config import load_config, setting_warnings
 from memoryd.embedding.model import Embedder
 from memoryd.embedding.threads import EmbedThreads
 from memoryd.errors import ConfigError, MemorydError, StartupError
@@ -74,7 +67,9 @@ from memoryd.server.trust_methods import TrustMethods
 from memoryd.sessions.history import HistoryImport
 from memoryd.sessions.quiet import QuietExtraction
 from memoryd.sessions.tool_guard import ToolGuard
+from memoryd.settings import Config, Settings
 from memoryd.sources import broad_watch
+from memoryd.sources_file import add_source, remove_source
 from memoryd.store.integrity import discard_unfinished
 from memoryd.store.permissions import restrict_umask, tighten_state
 from memoryd.store.thread import DatabaseThread

@@ -27,7 +27,6 @@ from memoryd_client.paths import home_text
 from memoryd_client.wire import REVISION
 
 from memoryd import __version__
-from memoryd.config import Settings
 from memoryd.ingest.watcher import Watcher
 from memoryd.passes.runner import PassRunner
 from memoryd.server.health_code import CodeChecks, log_location
@@ -41,6 +40,7 @@ from memoryd.server.installed import InstalledCode
 from memoryd.server.parts import Parts
 from memoryd.server.refused import RefusedWrites
 from memoryd.server.sync_methods import Sync
+from memoryd.settings import Settings
 
 
 class Health:

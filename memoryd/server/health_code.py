@@ -14,11 +14,11 @@ from typing import Any
 
 from memoryd_client.wire import REVISION
 
-from memoryd.config import Settings
 from memoryd.embedding.model import DEFAULT_MODEL_ID, DEFAULT_MODEL_SHA256
 from memoryd.server.health_words import OK, PROBLEM, WARNING, check
 from memoryd.server.installed import InstalledCode
 from memoryd.server.parts import Parts
+from memoryd.settings import Settings
 
 RESTART = "restart memoryd (`memoryd service stop && memoryd service start`, or stop and run " \
     "`memoryd serve` again)"

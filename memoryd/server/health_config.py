@@ -9,10 +9,11 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from memoryd.config import Config, Settings, check_config
+from memoryd.config import check_config
 from memoryd.errors import ConfigError
 from memoryd.server.health_words import OK, PROBLEM, WARNING, check
 from memoryd.server.parts import Parts
+from memoryd.settings import Config, Settings
 
 
 class ConfigChecks:

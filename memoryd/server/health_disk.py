@@ -14,12 +14,12 @@ from typing import Any
 
 from memoryd_client.views import duration, size_text
 
-from memoryd.config import Settings
 from memoryd.ingest.watcher import Watcher
 from memoryd.server.health_code import RESTART
 from memoryd.server.health_words import OK, PROBLEM, WARNING, check
 from memoryd.server.parts import Parts
 from memoryd.server.refused import RefusedWrites
+from memoryd.settings import Settings
 
 #: Free space on the state dir's file system below which doctor warns, and below which a write
 #: may fail soon (SQLite needs room for its WAL and a rebuild needs room for a second database).

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from memoryd.agent_sources import default_sources
-from memoryd.config import Settings, managed_entries, resolved_root
 from memoryd.ingest.watch_loops import WatchTrouble
 from memoryd.ingest.watcher import Watcher
 from memoryd.passes.scope import missing_projects
@@ -30,6 +29,8 @@ from memoryd.server.health_words import (
     skipped_lines,
 )
 from memoryd.server.parts import Parts
+from memoryd.settings import Settings
+from memoryd.sources_file import managed_entries, resolved_root
 from memoryd.store.scope import projects_of_entries
 
 #: How far back the "projects" check looks for sessions in projects no source watches.

@@ -10,7 +10,6 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from memoryd.config import Settings
 from memoryd.server.health_code import RESTART
 from memoryd.server.health_words import (
     OK,
@@ -25,6 +24,7 @@ from memoryd.server.health_words import (
     torn_files,
 )
 from memoryd.server.parts import Parts
+from memoryd.settings import Settings
 from memoryd.store.integrity import copies
 from memoryd.store.ledger import Ledger, LedgerProblem
 from memoryd.store.reader import (

@@ -25,7 +25,7 @@ import socket
 import time
 from collections.abc import Awaitable, Callable
 
-from memoryd.config import ServerConfig
+from memoryd.settings import ServerConfig
 
 log = logging.getLogger(__name__)
 

@@ -24,13 +24,13 @@ from typing import Any, cast
 
 from memoryd_client import wire
 
-from memoryd.config import Config
 from memoryd.errors import BadParamsError
 from memoryd.retrieval.filters import request_filter
 from memoryd.retrieval.records import FilterRequest
 from memoryd.server.params import Params
 from memoryd.server.replies import public_entry
 from memoryd.server.requests import filter_request
+from memoryd.settings import Config
 from memoryd.store.database import Store
 from memoryd.store.query import Order
 from memoryd.store.thread import DatabaseThread

@@ -27,7 +27,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from memoryd.config import Settings
 from memoryd.errors import (
     BadParamsError,
     ForbiddenError,
@@ -48,6 +47,7 @@ from memoryd.provenance import person_only
 from memoryd.redact import redact
 from memoryd.regular_file import SpecialFileError
 from memoryd.server.params import Params
+from memoryd.settings import Settings
 from memoryd.store.archive import AgentArchive
 from memoryd.store.database import Store
 from memoryd.store.durable import DISK_ERRORS, REFUSED_WRITE_ERRNOS, refusal

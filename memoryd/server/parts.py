@@ -14,7 +14,6 @@ from typing import Any
 
 from memoryd.agents import rolled_up
 from memoryd.background import Background
-from memoryd.config import Settings, transcript_formats
 from memoryd.embedding.derived import BulkWrites, Derived
 from memoryd.embedding.loading import ModelLoading
 from memoryd.embedding.model import Embedder
@@ -24,6 +23,7 @@ from memoryd.embedding.words import LEXICON_ENTRIES, WordWork
 from memoryd.maintenance.replay import replay_ledgers
 from memoryd.retrieval.search import Searcher
 from memoryd.retrieval.service import SearchService
+from memoryd.settings import Settings
 from memoryd.store import lexicon
 from memoryd.store.archive import AgentArchive, restore_archives
 from memoryd.store.database import Store
@@ -38,6 +38,7 @@ from memoryd.store.thread import DatabaseThread
 from memoryd.store.usage_log import UsageLog, replay_usage_log
 from memoryd.sync.apply import finish_pending
 from memoryd.sync.shared import apply_followed
+from memoryd.watched_sources import transcript_formats
 from memoryd.writes import Writes
 
 log = logging.getLogger(__name__)

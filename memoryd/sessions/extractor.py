@@ -22,7 +22,6 @@ from typing import Any
 
 import numpy as np
 
-from memoryd.config import Settings
 from memoryd.embedding.vectors import VectorWork
 from memoryd.errors import NotFoundError
 from memoryd.ingest.context import cwd_hint
@@ -36,6 +35,7 @@ from memoryd.sessions.candidates import EXTRACTED_CONFIDENCE, Candidate, Message
 from memoryd.sessions.decisions import MIN_USER_MESSAGES, Decision, decide, dry_run_report
 from memoryd.sessions.llm_extractor import llm_prompt, parse_llm_output
 from memoryd.sessions.registry import Registry
+from memoryd.settings import Settings
 from memoryd.store.database import Store
 from memoryd.store.query import EntryQuery
 from memoryd.store.records import RememberRequest

@@ -37,7 +37,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memoryd.background import Background
-from memoryd.config import Settings
 from memoryd.errors import BadParamsError, MemorydError, NotFoundError, UnavailableError
 from memoryd.ingest.context import cwd_hint
 from memoryd.ingest.document import transcript_lines
@@ -46,6 +45,7 @@ from memoryd.ingest.watcher import Watcher
 from memoryd.progress import Throughput
 from memoryd.scheduling import Traffic
 from memoryd.sessions.extractor import SessionExtractor
+from memoryd.settings import Settings
 from memoryd.sources import Source, scan
 from memoryd.store.database import Store
 from memoryd.store.past_sessions import PastSession

@@ -27,11 +27,11 @@ import logging
 import os
 import time
 
-from memoryd.config import Settings
 from memoryd.errors import MemorydError, NotFoundError, what_went_wrong
 from memoryd.scheduling import Traffic
 from memoryd.sessions.decisions import MIN_USER_MESSAGES
 from memoryd.sessions.extractor import SessionExtractor
+from memoryd.settings import Settings
 from memoryd.store.durable import refused_by_disk
 from memoryd.store.past_sessions import PastSession, PastSessions
 from memoryd.store.thread import DatabaseThread

@@ -27,13 +27,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memoryd.background import Background
-from memoryd.config import Settings
 from memoryd.ingest.context import cwd_hint
 from memoryd.ingest.document import transcript_lines
 from memoryd.ingest.transcript.actions import HARNESSES, StepReader
 from memoryd.regular_file import is_regular
 from memoryd.sessions.outcome_rules import rule_of
 from memoryd.sessions.outcomes import Worded, judge_rule, read_actions
+from memoryd.settings import Settings
 from memoryd.store.database import Store
 from memoryd.store.query import EntryQuery
 from memoryd.store.records import StoredEntry

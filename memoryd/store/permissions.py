@@ -43,7 +43,7 @@ def _tighten(path: Path, mode: int) -> None:
 def tighten_state(state: Path, files: Iterable[Path], trees: Iterable[Path]) -> None:
     """Take group/other permissions off the state that exists already: the state directory,
     the database's files in it, ``files``, and each directory of ``trees`` with all below it
-    (the configuration names them: memoryd.config.Config.private_files and private_trees)."""
+    (the configuration names them: memoryd.settings.Config.private_files and private_trees)."""
     _tighten(state, 0o700)
     for name in ("memoryd.db", "memoryd.db-wal", "memoryd.db-shm", "memoryd.lock", ROW_FILE):
         _tighten(state / name, 0o600)

@@ -9,7 +9,7 @@ import random
 import numpy as np
 import pytest
 
-from memoryd.config import EmbedConfig, load_config
+from memoryd.config import load_config
 from memoryd.embedding.model import (
     DEFAULT_MODEL_SHA256,
     LATE_CHUNKING,
@@ -20,6 +20,7 @@ from memoryd.embedding.model import (
     locate_model,
 )
 from memoryd.errors import ConfigError, EmbedderError
+from memoryd.settings import EmbedConfig
 from memoryd.text import MAX_PARTS, part_spans, split_parts
 
 

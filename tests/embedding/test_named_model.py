@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from memoryd_client import Client
 
-from memoryd.config import EmbedConfig
 from memoryd.embedding.model import NAMED_MODELS, Embedder, locate_model, named_model_dir
 from memoryd.errors import EmbedderError
+from memoryd.settings import EmbedConfig
 from tests.conftest import (
     run_cli,
     run_memoryd,

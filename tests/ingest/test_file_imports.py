@@ -10,8 +10,9 @@ import pytest
 
 from memoryd import file_imports
 from memoryd.agent_sources import default_sources, project_sources
-from memoryd.config import configured_sources, load_config
+from memoryd.config import load_config
 from memoryd.file_imports import imported, names_in
+from memoryd.watched_sources import configured_sources
 
 
 def _write(path: Path, text: str) -> Path:

@@ -14,8 +14,9 @@ from memoryd_client import Client
 
 from memoryd import nested_files
 from memoryd.agent_sources import project_sources
-from memoryd.config import configured_sources, load_config
+from memoryd.config import load_config
 from memoryd.sources import scan
+from memoryd.watched_sources import configured_sources
 from tests.conftest import run_cli, spawn_daemon, stop_process
 from tests.ingest.test_ingest import eventually, search
 from tests.ingest.test_watching import _inotify_watches

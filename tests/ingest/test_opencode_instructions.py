@@ -12,7 +12,8 @@ from memoryd_client import Client
 
 from memoryd.agent_settings import _json_with_comments
 from memoryd.agent_sources import default_sources, project_sources
-from memoryd.config import configured_sources, load_config
+from memoryd.config import load_config
+from memoryd.watched_sources import configured_sources
 from tests.conftest import start_daemon
 from tests.ingest.test_ingest import eventually, search
 
