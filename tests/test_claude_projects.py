@@ -15,9 +15,9 @@ from memoryd_client import Client
 
 from memoryd.claude_projects import encoded, project_named
 from memoryd.embedding.model import Embedder
-from tests.conftest import run_cli, start_daemon
+from tests.conftest import run_cli, run_hook, start_daemon
 from tests.ingest.test_ingest import eventually
-from tests.sessions.test_pretool import added_context, hook
+from tests.sessions.test_pretool import added_context
 
 NOTES = ("## Learnings\n- Alpha feature flags live in LaunchDarkly\n"
          "## Mistakes\n- Never run docker compose down -v here, it wipes the alpha dev database\n")
@@ -112,7 +112,7 @@ def test_auto_memory_is_its_projects_alone(daemon, client: Client, tmp_path: Pat
     assert {e["project"] for e in json.loads(listed.stdout)["entries"]} == {str(alpha)}
 
     def started(cwd: Path) -> str:
-        done = hook("claude-code", "SessionStart", {
+        done = run_hook("claude-code", "SessionStart", {
             "session_id": f"s-{cwd.name}", "cwd": str(cwd), "hook_event_name": "SessionStart",
             "source": "startup"})
         assert done.returncode == 0, done.stderr
@@ -122,7 +122,7 @@ def test_auto_memory_is_its_projects_alone(daemon, client: Client, tmp_path: Pat
     assert "LaunchDarkly" in started(alpha) and "docker compose down -v" in started(alpha)
 
     def about_to(cwd: Path) -> str | None:
-        return added_context(hook("claude-code", "PreToolUse", {
+        return added_context(run_hook("claude-code", "PreToolUse", {
             "session_id": f"s-{cwd.name}", "cwd": str(cwd), "hook_event_name": "PreToolUse",
             "tool_name": "Bash", "tool_input": {"command": "docker compose down -v"}}))
 

@@ -14,9 +14,8 @@ from pathlib import Path
 import pytest
 from memoryd_client import AsyncClient, BadParamsError, Client
 
-from tests.client.test_hooks import hook
 from tests.client.test_mcp import mcp_session, text_of
-from tests.conftest import run_cli
+from tests.conftest import run_cli, run_hook
 from tests.sessions.test_extractor import CORRECTIONS, SESSION, end_session, transcript
 
 LESSON = "In this repo, run tests with make test"
@@ -70,7 +69,7 @@ def test_a_compact_summary_from_the_hooks_stays_in_its_project(daemon, client, r
                "cwd": str(shop / "tests"), "hook_event_name": "PostCompact", "trigger": "manual",
                "compact_summary": "Refunds are computed in payments/refunds.py; tests use "
                                   "make test."}
-    assert hook("claude-code", "PostCompact", payload).returncode == 0
+    assert run_hook("claude-code", "PostCompact", payload).returncode == 0
     [summary] = client.list_entries(agent="claude-code", kind="summary")["entries"]
     assert summary["project"] == str(shop)
     hits = client.search("where are refunds computed", agent="claude-code", cwd=str(other))

@@ -16,8 +16,8 @@ import pytest
 from memoryd_client import Client
 
 from memoryd.sessions.context import DRIFT_CAVEAT
-from tests.client.test_hooks import hook, start_payload
-from tests.conftest import start_daemon, wait_until
+from tests.client.test_hooks import start_payload
+from tests.conftest import run_hook, start_daemon, wait_until
 
 DAY = 86_400
 AGENT = "claude-code"
@@ -99,7 +99,7 @@ def session_block(repo: Path, session: str, prompt: str | None = None) -> str:
     event = "SessionStart" if prompt is None else "UserPromptSubmit"
     payload = start_payload(str(repo), event, session_id=session,
                             **({"prompt": prompt} if prompt else {}))
-    result = hook("claude-code", event, payload)
+    result = run_hook("claude-code", event, payload)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
 

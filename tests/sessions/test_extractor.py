@@ -10,8 +10,7 @@ from pathlib import Path
 
 from memoryd_client import Client
 
-from tests.client.test_hooks import hook
-from tests.conftest import run_cli, wait_until
+from tests.conftest import run_cli, run_hook, wait_until
 
 SESSION = "7d1e2f3a-4b5c-4d6e-8f70-9a1b2c3d4e5f"
 
@@ -42,8 +41,8 @@ def transcript(path: Path, messages: list[str]) -> None:
 
 def end_session(cwd: Path, path: Path) -> None:
     payload = {"session_id": SESSION, "transcript_path": str(path), "cwd": str(cwd)}
-    assert hook("claude-code", "SessionStart", {**payload, "hook_event_name": "SessionStart"}).returncode == 0
-    assert hook("claude-code", "SessionEnd", {**payload, "hook_event_name": "SessionEnd", "reason": "other"}).returncode == 0
+    assert run_hook("claude-code", "SessionStart", {**payload, "hook_event_name": "SessionStart"}).returncode == 0
+    assert run_hook("claude-code", "SessionEnd", {**payload, "hook_event_name": "SessionEnd", "reason": "other"}).returncode == 0
 
 
 def lessons(client: Client) -> list[dict]:
@@ -227,9 +226,9 @@ def session_of(client: Client, cwd: Path, session: str, messages: list[str]) -> 
                       "isSidechain": False, "message": {"role": "user", "content": text}})
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     payload = {"session_id": session, "transcript_path": str(path), "cwd": str(cwd)}
-    started = hook("claude-code", "SessionStart", {**payload, "hook_event_name": "SessionStart"})
+    started = run_hook("claude-code", "SessionStart", {**payload, "hook_event_name": "SessionStart"})
     assert started.returncode == 0
-    assert hook("claude-code", "SessionEnd", {**payload, "hook_event_name": "SessionEnd",
+    assert run_hook("claude-code", "SessionEnd", {**payload, "hook_event_name": "SessionEnd",
                                               "reason": "other"}).returncode == 0
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline and not client.session(session)["session"]["extracted"]:
