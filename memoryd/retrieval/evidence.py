@@ -27,9 +27,7 @@ from memoryd.retrieval.ranking import NO_ALIGN, NO_VECTOR, Model
 from memoryd.retrieval.records import Background
 from memoryd.retrieval.versions import NEAR_TOP, version_groups, version_links
 from memoryd.store.database import Store
-from memoryd.store.lexicon import Lexicon
 from memoryd.store.records import IndexedText
-from memoryd.store.vectors import VectorIndex
 
 
 class Evidence:
@@ -44,14 +42,6 @@ class Evidence:
         self.model = model
         self.known = known
 
-    @property
-    def index(self) -> VectorIndex | None:
-        return self.derived.index
-
-    @property
-    def lexicon(self) -> Lexicon | None:
-        return self.derived.lexicon
-
     def gather(self, plan: SearchPlan, candidates: list[int],
                texts: dict[int, IndexedText],
                vector_rank: dict[int, int], mixes: dict[int, tuple[float, float]],
@@ -63,8 +53,8 @@ class Evidence:
         (memoryd.retrieval.versions), None for most."""
         missing = [r for r in candidates if r not in mixes]
         if query is not None and missing:
-            if self.index is not None:
-                mixes.update(self.index.scores(missing, query))
+            if self.derived.index is not None:
+                mixes.update(self.derived.index.scores(missing, query))
             else:
                 for rowid, vector in self.store.vectors_by_rowids(missing).items():
                     similarity = float(vector @ query)
@@ -138,7 +128,7 @@ class Evidence:
             np.array([lacks(details, texts[rowid].text) for rowid in candidates]),
         ]
         columns += [passage_holds @ weights / (weights.sum() or 1.0), passage_align]
-        lexicon = self.lexicon
+        lexicon = self.derived.lexicon
         lacking = [NO_VECTOR if query is None or rowid not in mixes
                    else NO_ALIGN if lexicon is None or (entry.unaligned
                                                        and rowid > lexicon.filled_to)
@@ -200,7 +190,7 @@ class Evidence:
         ``words``; one with neither (a number, a word of two letters) counts only where it
         occurs as such, and so does an entry's word the lexicon has not reached yet (a new
         entry's, for a second or two)."""
-        lexicon = self.lexicon
+        lexicon = self.derived.lexicon
         asked = list(plan.weights)
         best = np.zeros((len(entries), len(asked)))
         if lexicon is not None and asked:
@@ -228,7 +218,7 @@ class Evidence:
         """``align`` and ``worst`` of each candidate from its best cosine for each question word
         (:meth:`_alignment`): the cosines weighed as ``coverage`` weighs the words, and the
         least."""
-        if self.lexicon is None or not plan.weights:
+        if self.derived.lexicon is None or not plan.weights:
             return np.zeros(len(best)), np.zeros(len(best))
         weight = np.array([max(w, 0.0) for w in plan.weights.values()])
         mean = best @ weight / weight.sum() if weight.sum() > 0 else best.mean(axis=1)
