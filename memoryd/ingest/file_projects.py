@@ -1,12 +1,12 @@
-"""The project a watched file belongs to, and the files whose project changed.
+"""The project a watched file belongs to.
 
 A project source's files belong to its root's project (:func:`memoryd.project.project_of` of
 the root: a symlink or a worktree given as a root names the project the hooks and ``--here``
 name); Claude Code's auto memory to the project its directory's name encodes
 (:mod:`memoryd.claude_projects`); any other file to none (global). :func:`configured` makes the
 watcher's sources with their roots and projects; :class:`FileProjects` (mixed into
-:class:`~memoryd.ingest.watcher.Watcher`) says a file's project, and which indexed memory files
-a full scan finds filed under another project than theirs.
+:class:`~memoryd.ingest.watcher.Watcher`) says a file's project; a full scan queues the indexed
+memory files filed under another project than theirs (:mod:`memoryd.ingest.full_scan`).
 """
 
 from __future__ import annotations
@@ -47,13 +47,3 @@ class FileProjects:
         if source.name == claude_projects.AUTO_MEMORY_SOURCE:
             return self.claude_projects.project_of_file(path, str(source.root(self.home)))
         return self.projects.get(source.name)
-
-    def _moved_projects(self, files: list[tuple[Source, str]],
-                        indexed: dict[str, str | None]) -> list[str]:
-        """The indexed memory files among ``files`` that belong to another project than the
-        one their entries were filed under: Claude Code's auto memory a memoryd before this
-        one filed global, a project root given through a symlink or as a worktree (filed under
-        the path given), a root whose project changed. Read again, their entries move, each
-        keeping its id and history (memoryd.ingest.indexer)."""
-        return [path for source, path in files
-                if path in indexed and indexed[path] != self.file_project(source, path)]

@@ -41,7 +41,7 @@ from memoryd.store.archive import TRANSCRIPT_PREFIX
 from memoryd.store.database import Store, encode_records
 from memoryd.store.entries import Entries
 from memoryd.store.entry_writes import mark_target, new_uid
-from memoryd.store.files import FileOrigin, FileState
+from memoryd.store.files import FileOrigin, FileState, KnownFile
 from memoryd.store.query import EntryQuery
 from memoryd.store.records import Entry, StoredEntry
 from memoryd.text import content_hash
@@ -60,6 +60,8 @@ BINARY_SNIFF_BYTES = 8192
 #: The statuses of an entry kept as history: no longer in its file (memory forget, supersede).
 HISTORY = ("forgotten", "superseded")
 _UNSAFE_AGENT_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
+#: The setting a memory file over the cap is refused by (its row's problem names it).
+CAP_SETTING = "watch.max_file_bytes"
 
 
 def as_event(entry: StoredEntry | dict[str, Any]) -> dict[str, Any]:
@@ -138,11 +140,23 @@ def memory_key(text: str, pinned: bool) -> str:
     return digest.hexdigest()
 
 
+def over_cap(size: int, max_file_bytes: int) -> str | None:
+    """Why a memory file of ``size`` bytes is not read (None: it is within the cap)."""
+    if size <= max_file_bytes:
+        return None
+    return f"file is {size} bytes, over the {max_file_bytes}-byte cap ({CAP_SETTING})"
+
+
+def refused_over_cap(error: str | None) -> bool:
+    """Whether a file's recorded problem is :func:`over_cap`'s (a cap changed may lift it)."""
+    return error is not None and error.endswith(f"({CAP_SETTING})")
+
+
 def read_memory_file(facts: FileFacts, relative: str, max_file_bytes: int) -> MemoryFileRead:
     """Read and decode one markdown file; problems become a reason, never an exception."""
-    if facts.size > max_file_bytes:
-        return MemoryFileRead(facts, relative, None, f"file is {facts.size} bytes, over the "
-                              f"{max_file_bytes}-byte cap (watch.max_file_bytes)")
+    refused = over_cap(facts.size, max_file_bytes)
+    if refused is not None:
+        return MemoryFileRead(facts, relative, None, refused)
     try:
         data = read_regular(facts.path)
     except OSError as exc:
@@ -167,6 +181,15 @@ def still_as_read(facts: FileFacts) -> bool:
         return False
     return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime) == \
         (facts.device, facts.inode, facts.size, facts.mtime)
+
+
+def indexed_stat(known: KnownFile) -> tuple[int, float, int] | None:
+    """(size, mtime, inode) of a file as it was indexed (what a scan compares its stat with);
+    None for a memory file indexed without its :func:`memory_key` (by a version before it:
+    read it again)."""
+    if known.kind == "memory" and known.text_key is None and known.error is None:
+        return None
+    return int(known.size or 0), float(known.mtime or 0.0), int(known.inode or 0)
 
 
 def agent_for_sidechain(agent: str, sidechain: str | None) -> str:
@@ -197,16 +220,13 @@ class Indexer:
 
     # -- files table ------------------------------------------------------------------
 
-    def known_paths(self) -> dict[str, tuple[int, float, int] | None]:
-        """path → (size, mtime, inode) of every file indexed so far; None for a memory file
-        indexed without its :func:`memory_key` (by a version before it: read it again)."""
-        return {f.path: None if f.kind == "memory" and f.text_key is None and f.error is None
-                else (int(f.size or 0), float(f.mtime or 0.0), int(f.inode or 0))
-                for f in self.store.files.known()}
+    def known_files(self) -> dict[str, KnownFile]:
+        """Every file indexed so far, by path: its stat and origin as last read."""
+        return {f.path: f for f in self.store.files.known()}
 
-    def memory_projects(self) -> dict[str, str | None]:
-        """path → project of every memory file indexed (None: global)."""
-        return self.store.files.memory_projects()
+    def known_paths(self) -> dict[str, tuple[int, float, int] | None]:
+        """path → :func:`indexed_stat` of every file indexed so far."""
+        return {f.path: indexed_stat(f) for f in self.store.files.known()}
 
     def paths_below(self, directories: list[str]) -> list[str]:
         """The indexed files below any of ``directories``."""
@@ -222,6 +242,7 @@ class Indexer:
         followed (:meth:`follow_rename`), the file's offset, and with ``open_turns`` (its reader
         starts afresh: after a restart, a new configuration) or after a rename (its reader starts
         afresh too) the exchange left open there (memoryd.ingest.open_exchange)."""
+        self._drop_other_kind(facts)
         old = self.follow_rename(facts)
         position = self.tail_position(facts.path)
         turns = tuple(load_open_turns(self.store, facts.path)) \
@@ -242,7 +263,7 @@ class Indexer:
     def record_error(self, facts: FileFacts, error: str) -> None:
         with self.store.transaction():
             if facts.kind == "memory":  # what it held stays, in the project it is in now
-                self._follow_project(facts, self._entries_of(facts.path), time.time())
+                self._follow_file(facts, self._entries_of(facts.path), time.time())
             self._save_file(facts, error=error, project=facts.project)
 
     def keep_unread(self, path: str, error: str) -> bool | None:
@@ -288,6 +309,7 @@ class Indexer:
         facts = result.facts
         if facts.path in self.store.writing:
             return Changes()  # a pass is writing it, and reads and indexes it once written
+        self._drop_other_kind(facts)
         if result.text is None:
             self.record_error(facts, result.error or "unreadable")
             return Changes()
@@ -334,7 +356,7 @@ class Indexer:
         changes = Changes()
         now = time.time()
         with self.store.transaction():
-            self._follow_project(facts, [e for same in existing.values() for e in same], now)
+            self._follow_file(facts, [e for same in existing.values() for e in same], now)
             for item in parsed.items:
                 hash_ = stored.get(item.text)
                 if hash_ is None:
@@ -401,18 +423,35 @@ class Indexer:
                 frontmatter=json.dumps(_redacted(parsed.frontmatter)),
                 error=None, text_key=key, project=facts.project)
 
-    def _follow_project(self, facts: FileFacts, entries: list[StoredEntry], now: float) -> None:
-        """The file belongs to another project than its entries were filed under (Claude
-        Code's auto memory, which a memoryd before this one filed global; a project root
-        given through a symlink or as a worktree): they move with it, those kept as history
-        too, each under its id with its history, a ``scope`` event saying so. A watched
-        line's project is its file's (`memory scope` refuses to move one)."""
+    def _follow_file(self, facts: FileFacts, entries: list[StoredEntry], now: float) -> None:
+        """The file belongs to another agent or project than its entries were filed under (its
+        source's ``agent`` renamed, another source reads it; Claude Code's auto memory, which
+        a memoryd before this one filed global; a project root given through a symlink or as
+        a worktree): they move with it, those kept as history too, each under its id with its
+        history; a move to another project with a ``scope`` event saying so. A watched line's
+        agent and project are its file's (`memory scope` refuses to move one)."""
         for entry in entries:
+            if entry.agent != facts.agent:
+                self.store.update_entry(entry.uid, agent=facts.agent)
             if entry.project != facts.project:
                 self.store.update_entry(entry.uid, project=facts.project)
                 self.store.record_event(entry.uid, "scope", "watch", {"project": entry.project},
                                         {"project": facts.project,
                                          "reason": "the project of its file"}, now)
+
+    def _drop_other_kind(self, facts: FileFacts) -> None:
+        """The file was indexed as the other kind (a transcript that a memory source reads
+        now, or the reverse: a source's kind or glob changed, another source added before
+        it): what it held leaves the index, as its source's files do when the source is
+        removed, and it is read anew as what it is now."""
+        origin = self.store.files.origin(facts.path)
+        if origin is None or origin.kind == facts.kind:
+            return
+        with self.store.transaction():
+            changes, sessions = self._drop([facts.path], f"read as a {facts.kind} file now")
+        log.info("%s: read as a %s file now (source %s; it was %s's %s): %d entries and %d "
+                 "sessions left the index.", facts.path, facts.kind, facts.source,
+                 origin.source, origin.kind, changes.removed, sessions)
 
     def _entries_of(self, path: str) -> list[StoredEntry]:
         return self.store.entries(EntryQuery().source(path), "id")

@@ -25,19 +25,6 @@ FILE_COLUMNS = frozenset((
 
 
 @dataclass(frozen=True)
-class KnownFile:
-    """A file as the index last read it (what the watcher compares a file on disk with)."""
-
-    path: str
-    size: int | None
-    mtime: float | None
-    inode: int | None
-    kind: str
-    text_key: str | None
-    error: str | None
-
-
-@dataclass(frozen=True)
 class FileOrigin:
     """Where a watched file belongs: its source, kind, agent and project."""
 
@@ -45,6 +32,24 @@ class FileOrigin:
     kind: str
     agent: str
     project: str | None
+
+
+@dataclass(frozen=True)
+class KnownFile:
+    """A file as the index last read it (what the watcher compares a file on disk with, and
+    the sources as they are now with what they were when it was read)."""
+
+    path: str
+    size: int | None
+    mtime: float | None
+    inode: int | None
+    text_key: str | None
+    error: str | None
+    origin: FileOrigin
+
+    @property
+    def kind(self) -> str:
+        return self.origin.kind
 
 
 @dataclass(frozen=True)
@@ -86,14 +91,13 @@ class Files:
                                 (path,)).fetchone() is not None
 
     def known(self) -> list[KnownFile]:
-        """Every file indexed so far."""
-        return [KnownFile(*row) for row in self._db.execute(
-            "SELECT path, size, mtime, inode, kind, text_key, error FROM files")]
-
-    def memory_projects(self) -> dict[str, str | None]:
-        """path → project of every memory file (None: global)."""
-        return dict(cast(list[tuple[str, str | None]], self._db.execute(
-            "SELECT path, project FROM files WHERE kind='memory'").fetchall()))
+        """Every file indexed so far, with its stat and its origin (one read of the table: a
+        full scan asks for it every ``watch.full_scan_interval_s``)."""
+        return [KnownFile(path, size, mtime, inode, text_key, error,
+                          FileOrigin(source, kind, agent, project))
+                for path, size, mtime, inode, text_key, error, source, kind, agent, project
+                in self._db.execute("SELECT path, size, mtime, inode, text_key, error, source, "
+                                    "kind, agent, project FROM files")]
 
     def paths_below(self, directory: str, kind: str | None = None) -> list[str]:
         """The indexed files (of ``kind``, if given) below ``directory``."""
