@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 
 from memoryd.ingest.transcript.parser_base import Chunk, Turn
 from memoryd.text import chunk_label
@@ -26,10 +26,11 @@ def chunk_exchanges(turns: Sequence[Turn], *, max_chars: int = MAX_CHUNK_CHARS) 
     sidechain agents never share a chunk, so a subagent's turns interleaved with the main thread
     leave the main exchange whole.
 
-    The text is ``"[YYYY-MM-DD] "`` (the UTC date of the first timestamp, when there is one)
-    followed by ``"User: …"``, ``"Assistant: …"`` or ``"Summary: …"`` sections separated by a
-    blank line (``"User (Caroline): …"`` when the transcript names the speaker), cut to
-    ``max_chars`` (see :data:`MAX_CHUNK_CHARS`). ``chunk_id`` is derived from
+    The text is ``"[YYYY-MM-DD] "`` (the date of the first timestamp, when there is one, in
+    the daemon's time zone: the day a listing of it shows, not UTC's) followed by
+    ``"User: …"``, ``"Assistant: …"`` or ``"Summary: …"`` sections separated by a blank line
+    (``"User (Caroline): …"`` when the transcript names the speaker), cut to ``max_chars``
+    (see :data:`MAX_CHUNK_CHARS`). ``chunk_id`` is derived from
     the first record id only, so re-chunking an exchange that has since grown (its answer
     arrived in a later batch) yields the same ``chunk_id``: the indexer replaces the chunk.
     """
@@ -54,7 +55,7 @@ def _make_chunk(group: list[Turn], max_chars: int) -> Chunk:
     timestamp = next((t.timestamp for t in group if t.timestamp is not None), None)
     prefix = ""
     if timestamp is not None:
-        prefix = f"[{datetime.fromtimestamp(timestamp, UTC).date().isoformat()}] "
+        prefix = f"[{datetime.fromtimestamp(timestamp).date().isoformat()}] "  # local day
     sections = [chunk_label(t.role, t.speaker) + t.text for t in group]
     return Chunk(
         chunk_id=hashlib.sha256(f"chunk:{first.record_id}".encode()).hexdigest()[:32],

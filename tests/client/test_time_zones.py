@@ -1,0 +1,85 @@
+"""Days and times as the user's clock reads them (a tester's findings, 2026-12-01): a
+transcript turn's date is its local day, the turns shown around a hit each read under their
+own day, a date as `--until` takes in that whole day, and a date, a zone-less time or
+`today` typed to `memory` is the user's local time, not UTC nor the daemon's time zone.
+
+The daemon runs in this process, in the time zone a test sets (``TZ`` and ``time.tzset()``,
+put back after); `memory` runs as a process of its own, in the zone its ``TZ`` says."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from memoryd_client import Client
+
+from tests.conftest import RunningDaemon, run_cli, wait_until
+from tests.ingest.test_ingest import SESSION, assistant, user, write_lines
+
+LOS_ANGELES, KOLKATA = "America/Los_Angeles", "Asia/Kolkata"
+
+
+@pytest.fixture
+def los_angeles(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """This process (and the daemon it runs) in Los Angeles, UTC-8 in November."""
+    monkeypatch.setenv("TZ", LOS_ANGELES)
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def _utc(text: str) -> float:
+    return datetime.fromisoformat(text).replace(tzinfo=UTC).timestamp()
+
+
+def _transcript(memoryd_home: Path, records: list[dict[str, object]]) -> None:
+    project = memoryd_home / "user" / ".claude/projects/-tmp-shop"
+    project.mkdir(parents=True)
+    write_lines(project / f"{SESSION}.jsonl", records)
+
+
+def _said(uuid: str, text: str, at: str) -> list[dict[str, object]]:
+    """A user's message at ``at`` (ISO, UTC) and the answer to it."""
+    answer = assistant(f"a-{uuid}", f"msg_{uuid}", [{"type": "text", "text": "Done."}])
+    answer["timestamp"] = at
+    return [user(uuid, text, timestamp=at), answer]
+
+
+def test_a_turn_is_dated_by_its_local_day(los_angeles, daemon, client: Client,
+                                          memoryd_home: Path) -> None:
+    """A turn at 07:30 UTC on Nov 6 is 23:30 on Nov 5 in Los Angeles: it was listed as
+    `2026-11-05 23:30 … [2026-11-06] User: …`, the date an agent reads contradicting the time
+    beside it."""
+    _transcript(memoryd_home, _said("u1", "Roll back the kiwi release tonight.",
+                                    "2026-11-06T07:30:00.000Z"))
+    wait_until(lambda: client.list_entries(kind="turn")["total"] == 1)
+
+    listed = run_cli("list", "claude-code", "--kind", "turn")
+
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.startswith("2026-11-05 23:30 "), listed.stdout
+    assert "turn: [2026-11-05] User: Roll back the kiwi release tonight." in listed.stdout
+
+
+
+
+def _remember_at(daemon: RunningDaemon, *written: tuple[str, str]) -> list[str]:
+    """genbot's entries, each with the time (ISO, UTC) it was written."""
+    with Client(daemon.socket, timeout_s=30) as client:
+        return [client.remember("genbot", "notes", text, created=_utc(at))["entry"]["id"]
+                for text, at in written]
+
+
+def _in(zone: str, *args: str) -> tuple[str, str]:
+    """`memory ARGS` run in ``zone``: its output, and its errors."""
+    done = subprocess.run([sys.executable, "-m", "memoryd_client", *args], capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "TZ": zone}, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout, done.stderr
