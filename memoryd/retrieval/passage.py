@@ -15,6 +15,10 @@ around it and the record ids of every turn it shows (the context's too), so that
 back to the turns it covers; it holds the turns shown before and after too. A reply shows the
 passage as the hit's ``text`` and ``records``, and the turns as its ``context`` (``before``,
 ``after``). The entry itself is unchanged (``memory get``).
+
+Each turn reads under its own day: the passage gives a date (its chunk's ``[YYYY-MM-DD]``)
+before the first turn it shows of each day, so that a turn from days before the hit is not
+read as the hit's day's (the context lists the turns as written, a turn each).
 """
 
 from __future__ import annotations
@@ -31,9 +35,9 @@ NEIGHBOURS = 4
 #: Less room than this on a side is none: a fragment of a turn says nothing.
 MIN_CONTEXT = 40
 _SECTION = re.compile(rf"\n\n(?={CHUNK_LABEL.pattern})")
-_DATE = re.compile(r"^\[[^\]\n]{4,40}\]\s*")
+_DATE = re.compile(r"^\[([^\]\n]{4,40})\]\s*")
 
-Turn = tuple[str, str | None]  # a turn as written ("User: …"), its record id
+Turn = tuple[str, str | None, str | None]  # a turn as written ("User: …"), its record id, its day
 
 
 def sections(text: str) -> list[str]:
@@ -58,24 +62,39 @@ def turns_around(store: Store, entry: StoredEntry, rowid: int,
     if not before and not after:
         return None
     date = _DATE.match(own)
-    parts = [f"(before) {turn}" for turn, _ in reversed(before)]
-    parts.append(own[date.end():] if date else own)
-    parts += [f"(after) {turn}" for turn, _ in after]
+    day = date.group(1) if date else None
+    before.reverse()
+    shown = [(f"(before) {turn}", on) for turn, _, on in before]
+    shown.append((own[date.end():] if date else own, day))
+    shown += [(f"(after) {turn}", on) for turn, _, on in after]
     records = entry.records
     return Passage(
-        text=(date.group(0) if date else "") + "\n\n".join(parts),
-        before=tuple(turn for turn, _ in reversed(before)),
-        after=tuple(turn for turn, _ in after),
-        records=(*(r for _, r in reversed(before) if r), *records,
-                 *(r for _, r in after if r)) if records else None)
+        text="\n\n".join(_dated(shown)),
+        before=tuple(turn for turn, _, _ in before),
+        after=tuple(turn for turn, _, _ in after),
+        records=(*(r for _, r, _ in before if r), *records,
+                 *(r for _, r, _ in after if r)) if records else None)
+
+
+def _dated(shown: list[tuple[str, str | None]]) -> list[str]:
+    """The passage's turns, each day's date before the first turn of that day (a turn of
+    another day than the hit's reads under its own day, not under the hit's)."""
+    dated, last = [], None
+    for turn, day in shown:
+        if day is not None and day != last:
+            turn, last = f"[{day}] {turn}", day
+        dated.append(turn)
+    return dated
 
 
 def _turns(text: str, records: list[str] | None) -> list[Turn]:
-    """A chunk's turns with their record ids (None where the chunk does not know them)."""
+    """A chunk's turns with their record ids (None where the chunk does not know them) and
+    the chunk's date (None: it has none)."""
     turns = sections(text)
+    date = _DATE.match(text.strip())
     ids: list[str | None] = list(records) if records and len(records) == len(turns) else \
         [None] * len(turns)
-    return list(zip(turns, ids))
+    return [(turn, record, date.group(1) if date else None) for turn, record in zip(turns, ids)]
 
 
 def _within(turns: list[Turn], chars: int, *, keep_end: bool) -> list[Turn]:
@@ -83,15 +102,15 @@ def _within(turns: list[Turn], chars: int, *, keep_end: bool) -> list[Turn]:
     it on the side away from the hit (``keep_end``: a turn before the hit keeps its end)."""
     shown: list[Turn] = []
     room = chars
-    for turn, record in turns:
+    for turn, record, day in turns:
         if len(turn) <= room:
-            shown.append((turn, record))
+            shown.append((turn, record, day))
             room -= len(turn)
             continue
         if not shown:
             label, _, body = turn.partition(": ")
             body = ("…" + body[-chars + 1:].lstrip()) if keep_end else \
                 (body[:chars - 1].rstrip() + "…")
-            shown.append((f"{label}: {body}", record))
+            shown.append((f"{label}: {body}", record, day))
         break
     return shown

@@ -21,6 +21,7 @@ from memoryd_client import Client
 
 from tests.conftest import RunningDaemon, run_cli, wait_until
 from tests.ingest.test_ingest import SESSION, assistant, user, write_lines
+from tests.retrieval.test_passages import settled
 
 LOS_ANGELES, KOLKATA = "America/Los_Angeles", "Asia/Kolkata"
 
@@ -68,6 +69,29 @@ def test_a_turn_is_dated_by_its_local_day(los_angeles, daemon, client: Client,
     assert "turn: [2026-11-05] User: Roll back the kiwi release tonight." in listed.stdout
 
 
+
+def test_the_turns_around_a_hit_read_under_their_own_day(los_angeles, daemon, client: Client,
+                                                         memoryd_home: Path) -> None:
+    """The turns of Nov 5 shown before a hit of Nov 23 were printed after the hit's date,
+    `[2026-11-23] (before) User: Let's migrate the orders database …`, as if said that day."""
+    _transcript(memoryd_home, [
+        *_said("u1", "Let's migrate the orders database to Postgres 16.",
+               "2026-11-05T18:00:00.000Z"),
+        *_said("u2", "What did we do the week after the launch?", "2026-11-23T18:00:00.000Z"),
+        *_said("u3", "Write the launch retrospective next.", "2026-11-23T19:00:00.000Z")])
+    wait_until(lambda: client.list_entries(kind="turn")["total"] == 3 and settled(client))
+
+    searched = run_cli("search", "claude-code", "-", "what did we do the week after the launch",
+                       "--limit", "1", "--all")
+
+    assert searched.returncode == 0, searched.stderr
+    line = searched.stdout
+    assert ("turn: [2026-11-05] (before) User: Let's migrate the orders database to Postgres "
+            "16. (before) Assistant: Done. [2026-11-23] User: What did we do the week after the "
+            "launch? Assistant: Done. (after) User: Write the launch retrospective next.") in line
+    hit = client.search("what did we do the week after the launch", agent="claude-code",
+                        limit=1)["hits"][0]
+    assert hit["text"].startswith("[2026-11-05] (before) User: Let's migrate"), hit["text"]
 
 
 def _remember_at(daemon: RunningDaemon, *written: tuple[str, str]) -> list[str]:
