@@ -13,7 +13,7 @@ from memoryd_client.wire import PARAMS
 
 from memoryd.errors import BadParamsError
 from memoryd.names import MAX_AGENT_CHARS, MAX_PATH_BYTES, agent_problem, path_problem
-from memoryd.times import EARLIEST_S, LATEST_S, parse_time
+from memoryd.times import EARLIEST_S, LATEST_S, milliseconds_hint, parse_time
 
 _KEY = re.compile(r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$")
 #: The most of a value a refusal repeats: a `since` of a million characters was echoed
@@ -140,21 +140,27 @@ class Params:
             raise self.refuse(name, f"must be true or false, got {echo(value)}")
         return value
 
-    def time(self, name: str) -> float | None:
-        """Epoch seconds, an ISO-8601 date or time, or an age such as 7d, 12h, 30m, 2w."""
+    def time(self, name: str, *, end_of_day: bool = False) -> float | None:
+        """Epoch seconds, an ISO-8601 date or time (a date or a zone-less time: the daemon's
+        local time), an age such as 7d, 12h, 30m, 2w, 1y, today, yesterday or now
+        (memoryd.times); ``end_of_day``: a date (today, yesterday) is the end of that day, as
+        the end of a span means it."""
         value = self.raw.get(name)
         if value is None:
             return None
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             if EARLIEST_S <= value <= LATEST_S:  # False for NaN too
                 return float(value)
-            raise self.refuse(name, f"{echo(value)} is not a time between the years 1 and 9999")
+            raise self.refuse(name, f"{echo(value)} is not a time between the years 1 and 9999"
+                              + milliseconds_hint(value))
+        hint = ""
         if isinstance(value, str):
-            parsed = parse_time(value)
+            parsed = parse_time(value, end_of_day=end_of_day)
             if parsed is not None and EARLIEST_S <= parsed <= LATEST_S:
                 return parsed
-        raise self.refuse(name, f"{echo(value)} is not a time (epoch seconds, 2026-03-15, 7d/12h, "
-                         "today or yesterday)")
+            hint = milliseconds_hint(parsed) if parsed is not None else ""
+        raise self.refuse(name, f"{echo(value)} is not a time (epoch seconds, 2026-03-15, "
+                          f"7d/12h, today or yesterday){hint}")
 
 
 def echo(value: Any) -> str:

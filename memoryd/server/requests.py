@@ -25,6 +25,7 @@ from memoryd.store.records import (
     ScopeRequest,
 )
 from memoryd.text import lower_keeping_marks
+from memoryd.times import span_refusal
 from memoryd.writes import MAX_BATCH
 
 
@@ -165,13 +166,10 @@ def filter_request(params: Params, shared_agents: tuple[str, ...], *, every_agen
     in_project = params.path("cwd")
     statuses = _statuses(params, any_status)
     tags = _named(params, "tags", "tag: leave it out for entries with any tags or none")
-    since, until = params.time("since"), params.time("until")
+    since, until = params.time("since"), params.time("until", end_of_day=True)
     if since is not None and until is not None and since >= until:
-        raise params.refuse(
-            # the other option as the command line names it (the first is, by the client)
-            "since", f"({params.raw['since']}) is not before --until ({params.raw['until']}): "
-            "nothing could match; an age counts back from now, so --since 7d --until 1d is the "
-            "week up to yesterday")
+        # the other option as the command line names it (the first is, by the client)
+        raise params.refuse("since", span_refusal(params.raw["since"], params.raw["until"]))
     return FilterRequest(
         agents=agents, category=category.strip() if category not in (None, "", "-") else None,
         kinds=tuple(kinds) if kinds is not None else None, project=project or None,

@@ -107,3 +107,40 @@ def _in(zone: str, *args: str) -> tuple[str, str]:
                           text=True, timeout=60, env={**os.environ, "TZ": zone}, check=False)
     assert done.returncode == 0, done.stderr
     return done.stdout, done.stderr
+
+
+def test_a_date_as_until_takes_in_that_whole_day_and_a_time_is_local(los_angeles,
+                                                                     daemon) -> None:
+    """`--since 2026-11-05 --until 2026-11-05` was refused ("is not before"), `--until
+    2026-11-06` missed the 5th's evening, and `--since "2026-11-05 23:00"` was UTC's 23:00
+    while the listing beside it prints local time."""
+    (evening,) = _remember_at(daemon, ("rolled back the kiwi release", "2026-11-06T07:30:00"))
+
+    day, _ = _in(LOS_ANGELES, "list", "genbot", "--since", "2026-11-05", "--until", "2026-11-05")
+    assert day.startswith(f"2026-11-05 23:30  {evening}"), day
+    for span in (("--until", "2026-11-05"), ("--since", "2026-11-05 23:00", "--until",
+                                             "2026-11-05 23:59")):
+        listed, _ = _in(LOS_ANGELES, "list", "genbot", *span)
+        assert evening in listed, span
+    before, _ = _in(LOS_ANGELES, "list", "genbot", "--until", "2026-11-05 23:00")
+    assert evening not in before
+
+
+
+
+
+def test_ages_in_capitals_and_years_and_milliseconds(los_angeles, daemon) -> None:
+    """`--since 3D` and `1y` were refused while `Today` was taken; an epoch in milliseconds
+    was "not a time between the years 1 and 9999", not said to be milliseconds."""
+    (uid,) = _remember_at(daemon, ("the kiwi release shipped", "2026-11-04T20:00:00"))
+    for since in ("3D", "1y", "400d", "1Y"):
+        listed = run_cli("list", "genbot", "--since", since)
+        assert listed.returncode == 0, listed.stderr
+    assert uid in run_cli("list", "genbot", "--since", "1y").stdout
+    millis = str(int(_utc("2026-11-01T00:00:00") * 1000))
+    refused = run_cli("list", "genbot", "--since", millis)
+    assert refused.returncode == 2
+    assert f"give seconds: {int(millis) // 1000}" in refused.stderr, refused.stderr
+    with Client(daemon.socket, timeout_s=30) as client, pytest.raises(
+            Exception, match="epoch milliseconds"):
+        client.list_entries(agents=["genbot"], since=float(millis))

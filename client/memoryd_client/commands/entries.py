@@ -320,8 +320,7 @@ COMMANDS: dict[str, Command] = {
         "(a copy from before the purge), is deleted too. A watched file still holding the "
         "text brings it back when it is indexed again: edit the file (the output names it).",
         args=(Arg("--agent", required=True, help="whose entries (one agent)"),
-              Arg("--since", metavar="T", help="entries created since T (epoch seconds, ISO "
-                  "date, an age like 2h, today or yesterday)"),
+              Arg("--since", metavar="T", help=f"entries created since T ({TIME})"),
               Arg("--match", metavar="TEXT", help="entries whose text (or memory file "
                   "heading) holds TEXT"),
               Arg("--yes", kind="flag", help="do it (default: a dry run)")),
