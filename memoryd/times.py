@@ -3,8 +3,10 @@ text: `--since 1796000000`), an ISO-8601 date or time, an age such as 7d, 12h, 3
 or the words today, yesterday and now. Requests take times so (memoryd.server.params), and
 so may anything else that reads a time a person typed; nothing here is about a request.
 
-The one definition is the client's (:mod:`memoryd_client.times`): a date, a zone-less time,
-today and yesterday are the daemon's local time, and a date as the end of a span
+The one definition is the client's (:mod:`memoryd_client.times`): a client reads the times
+its user writes in the user's time zone and sends epoch seconds; a text the daemon is sent
+(an older client's, a caller of the socket's) is read the same way, in the daemon's: a date,
+a zone-less time, today and yesterday are its local time, and a date as the end of a span
 (``end_of_day``) is the end of that day.
 """
 

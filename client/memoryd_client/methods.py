@@ -26,6 +26,17 @@ def drop_none(params: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in params.items() if v is not None}
 
 
+def in_user_time(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """A request's ``since`` and ``until`` as the user means them: a date, a zone-less time,
+    today or yesterday in this process's time zone (the user's, not the daemon's), sent as
+    epoch seconds (:func:`memoryd_client.times.resolved_times`)."""
+    if not isinstance(params.get("since"), str) and not isinstance(params.get("until"), str):
+        return params
+    from memoryd_client.times import resolved_times  # datetime: only when a time is given
+
+    return resolved_times(method, params)
+
+
 def _client_cwd(cwd: str | os.PathLike[str] | None) -> str | None:
     """The directory whose project ``remember`` writes for; None when the working directory
     was removed (no project can be said: the writes are global)."""
@@ -88,8 +99,8 @@ class DaemonMethods(abc.ABC):
         """Delete an agent's entries for good (since a time, holding a string, or both) from
         the index, the ledger, the archives and the histories. Without ``confirm`` a dry run:
         the reply lists what would go."""
-        return self.call("purge", drop_none({"agent": agent, "since": since, "match": match,
-                                              "confirm": confirm}))
+        return self.call("purge", in_user_time("purge", drop_none({
+            "agent": agent, "since": since, "match": match, "confirm": confirm})))
 
     def sync_init(self, remote: str) -> Any:
         """Make memoryd's durable files a git repository synced with ``remote`` (any git
@@ -202,20 +213,21 @@ class DaemonMethods(abc.ABC):
         and ``why``: its evidence in words). A name the daemon does not take is refused
         (``BadParamsError``); the reply lists ``unknown_agents``, agents named that have no
         entry at all."""
-        return self.call("search", drop_none({"query": query, **filters}))
+        return self.call("search", in_user_time("search", drop_none({"query": query, **filters})))
 
     def list_entries(self, **filters: Any) -> Any:
         """Entries without a query (wire method ``list``), newest first (``order="oldest"``
         for the other way). Filters as search's: agent, agents (default every agent), category,
         kind, tags, project, cwd, status, since, until; paging: limit (1-1,000, default 20),
         offset, cursor (the reply's ``next``). Returns {"entries", "total", "next"}."""
-        return self.call("list", drop_none(filters))
+        return self.call("list", in_user_time("list", drop_none(filters)))
 
     def timeline(self, *, bucket: int | None = None, **filters: Any) -> Any:
         """How many entries were written in each ``bucket`` seconds (default a day), by agent
         and kind: {"bucket", "counts": [{"start", "agent", "kind", "count"}]}. Filters as
         list's; every status unless ``status`` says."""
-        return self.call("timeline", drop_none({"bucket": bucket, **filters}))
+        return self.call("timeline", in_user_time("timeline",
+                                                  drop_none({"bucket": bucket, **filters})))
 
     def get(self, entry_id: str) -> Any:
         return self.call("get", {"id": entry_id})
@@ -292,9 +304,9 @@ class DaemonMethods(abc.ABC):
         """Index the session histories already on disk (of these harnesses; all by default)
         and extract from their finished sessions, in the daemon's background; the reply comes
         when it is done (``detach``: at once). ``dry_run``: what it would do, writing nothing."""
-        return self.call("import_history", drop_none({
+        return self.call("import_history", in_user_time("import_history", drop_none({
             "harnesses": harnesses or None, "since": since, "dry_run": dry_run or None,
-            "detach": detach or None}))
+            "detach": detach or None})))
 
     def history(
         self, entry_id: str | None = None, *, agent: str | None = None, key: str | None = None

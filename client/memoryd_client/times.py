@@ -3,9 +3,12 @@ epoch seconds (a number, or its digits as text: ``1796000000``), an ISO-8601 dat
 age such as 7d, 12h, 30m, 2w, 1y, or the words today, yesterday and now.
 
 A date, a time without a zone and the words today and yesterday mean the clock of the person
-who wrote them: the local time of the process reading them, as every listing prints it. A date
-(or today, yesterday) as the end of a span (``until``) is the end of that day: ``--since
-2026-11-05 --until 2026-11-05`` is that whole day.
+who wrote them: the local time of the process reading them, as every listing prints it. So the
+client reads them (:func:`resolved_times`), where the person is, and sends epoch seconds;
+the daemon reads a text it is sent (an older client's, a caller of the socket's) the same way
+in its own time zone (``memoryd.times``, the one definition). A date (or today, yesterday) as
+the end of a span (``until``) is the end of that day: ``--since 2026-11-05 --until
+2026-11-05`` is that whole day.
 """
 
 from __future__ import annotations
@@ -13,6 +16,12 @@ from __future__ import annotations
 import re
 import time
 from datetime import date, datetime, timedelta
+
+from memoryd_client.errors import BadParamsError
+
+TYPE_CHECKING = False  # see memoryd_client/__init__.py
+if TYPE_CHECKING:
+    from typing import Any
 
 # an age: a number and a unit, either case but for M (a minute or a month? refused)
 _RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhdwySHDWY])$")
@@ -79,3 +88,24 @@ def span_refusal(since: object, until: object) -> str:
     ``until``."""
     return (f"({since}) is not before --until ({until}): nothing could match; an age counts "
             "back from now, so --since 7d --until 1d is the week up to yesterday")
+
+
+def resolved_times(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` with its ``since`` and ``until`` in epoch seconds, as the person who wrote
+    them means them (their local time; see the module docstring). A text that is no time is
+    left as it is, for the daemon to refuse in its words; a span that holds no time is refused
+    here, with the times as they were written (BadParamsError, as the daemon's)."""
+    since, until = params.get("since"), params.get("until")
+    if not isinstance(since, str) and not isinstance(until, str):
+        return params
+    resolved = dict(params)
+    for name, value in (("since", since), ("until", until)):
+        if isinstance(value, str):
+            moment = parse_time(value, end_of_day=name == "until")
+            if moment is not None and EARLIEST_S <= moment <= LATEST_S:
+                resolved[name] = moment
+    start, end = resolved.get("since"), resolved.get("until")
+    if isinstance(start, float | int) and isinstance(end, float | int) and start >= end:
+        detail = span_refusal(since, until)
+        raise BadParamsError(f"{method}: since {detail}", method, "since", detail)
+    return resolved

@@ -28,11 +28,12 @@ TOOLS = {"memory_list", "memory_read", "memory_write", "memory_replace", "memory
 
 def mcp_session(calls: list[tuple[str, dict[str, Any]]], agent: str = "coder",
                 cwd: Path | None = None, at_once: bool = False,
-                options: tuple[str, ...] = ()) -> dict[str, Any]:
+                options: tuple[str, ...] = (), env: dict[str, str] | None = None
+                ) -> dict[str, Any]:
     """Initialize, list the tools, make the calls in order (``at_once``: all sent before any
     answer is read, as a client making parallel tool calls does); returns what came back. The
     server runs in ``cwd`` (as an agent starts it in its workspace), with ``options`` (its
-    --socket, --timeout)."""
+    --socket, --timeout), in this environment and ``env``."""
     from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -40,7 +41,7 @@ def mcp_session(calls: list[tuple[str, dict[str, Any]]], agent: str = "coder",
         params = StdioServerParameters(command=sys.executable,
                                        args=["-m", "memoryd_client", "mcp", "--agent", agent,
                                              *options],
-                                       env=dict(os.environ), cwd=cwd)
+                                       env={**os.environ, **(env or {})}, cwd=cwd)
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write) as mcp:
                 init = await mcp.initialize()

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from memoryd_client import Client
 
+from tests.client.test_mcp import mcp_session, text_of
 from tests.conftest import RunningDaemon, run_cli, wait_until
 from tests.ingest.test_ingest import SESSION, assistant, user, write_lines
 from tests.retrieval.test_passages import settled
@@ -126,7 +127,53 @@ def test_a_date_as_until_takes_in_that_whole_day_and_a_time_is_local(los_angeles
     assert evening not in before
 
 
+def test_dates_and_times_typed_are_the_users_local_time(los_angeles, daemon) -> None:
+    """The daemon in Los Angeles, the user in Kolkata: a date typed to `memory` is the user's
+    day (it was the daemon's), `--until DATE` takes in that whole day (`--since 2026-11-05
+    --until 2026-11-05` was refused: "is not before"), and a time without a zone is the
+    user's local time, as every listing prints it (it was UTC)."""
+    early, late = _remember_at(daemon,
+                               ("early on the 5th in Kolkata", "2026-11-04T20:00:00"),
+                               ("early on the 6th in Kolkata", "2026-11-05T20:00:00"))
 
+    listed, _ = _in(KOLKATA, "list", "genbot", "--since", "2026-11-05", "--until", "2026-11-05")
+    assert early in listed and late not in listed
+    assert "2026-11-05 01:30" in listed  # as a listing in Kolkata shows it
+    # that time pasted back from the listing means what the listing meant
+    window, _ = _in(KOLKATA, "list", "genbot", "--since", "2026-11-05 01:00",
+                    "--until", "2026-11-05 02:00")
+    assert early in window and late not in window
+    # in Los Angeles the same dates are another span: the 5th there holds the later entry
+    there, _ = _in(LOS_ANGELES, "list", "genbot", "--since", "2026-11-05", "--until",
+                   "2026-11-05")
+    assert late in there and early not in there
+    # the dates of export and search are the user's as well
+    exported, _ = _in(KOLKATA, "export", "--agent", "genbot", "--until", "2026-11-05")
+    assert early in exported and late not in exported
+    found, _ = _in(KOLKATA, "search", "genbot", "-", "early in Kolkata", "--all",
+                   "--since", "2026-11-06")
+    assert late in found and early not in found
+
+
+def test_a_purge_since_a_date_takes_the_users_day(los_angeles, daemon) -> None:
+    """`memory purge --since DATE` (and today: `--yes` deletes for good) from the day's start
+    where the user is, not where the daemon runs: a Kolkata user's Nov 5 began on Nov 4 in
+    Los Angeles."""
+    early, late = _remember_at(daemon,
+                               ("early on the 5th in Kolkata", "2026-11-04T20:00:00"),
+                               ("late on the 4th in Kolkata", "2026-11-04T18:00:00"))
+
+    listed, _ = _in(KOLKATA, "purge", "--agent", "genbot", "--since", "2026-11-05")
+
+    assert early in listed and late not in listed
+
+
+def test_a_span_holding_no_time_says_the_times_as_typed(los_angeles, daemon) -> None:
+    """The client reads the dates: its refusal repeats them as typed, not as it sends them."""
+    refused = run_cli("list", "--since", "2026-11-06", "--until", "2026-11-05")
+    assert refused.returncode == 2
+    assert refused.stderr.startswith("Error: list: --since (2026-11-06) is not before --until "
+                                     "(2026-11-05): nothing could match"), refused.stderr
 
 
 def test_ages_in_capitals_and_years_and_milliseconds(los_angeles, daemon) -> None:
@@ -144,3 +191,17 @@ def test_ages_in_capitals_and_years_and_milliseconds(los_angeles, daemon) -> Non
     with Client(daemon.socket, timeout_s=30) as client, pytest.raises(
             Exception, match="epoch milliseconds"):
         client.list_entries(agents=["genbot"], since=float(millis))
+
+
+def test_an_agents_since_is_read_in_the_agents_time_zone(los_angeles, daemon) -> None:
+    """memory_recent's `since` (a date) is the day where the agent runs, which its MCP server
+    shares, not the daemon's."""
+    early, late = _remember_at(daemon,
+                               ("early on the 5th in Kolkata", "2026-11-04T20:00:00"),
+                               ("late on the 4th in Kolkata", "2026-11-04T18:00:00"))
+
+    session = mcp_session([("memory_recent", {"since": "2026-11-05"})], agent="genbot",
+                          env={"TZ": KOLKATA})
+
+    said = text_of(session["results"][0])
+    assert "early on the 5th in Kolkata" in said and "late on the 4th" not in said
