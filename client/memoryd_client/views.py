@@ -267,7 +267,8 @@ def print_sessions(result: dict[str, Any], args: Any) -> None:
             print(f"no sessions from --offset {offset}: {total} in all", file=sys.stderr)
     for s in sessions:
         seen = when(s["last_seen"]) if s.get("last_seen") else "-"
-        print(f"{s['id']}  {s['agent']:<12} {seen}  {s['user_messages']:>4} msgs  "
+        msgs = "msg " if s["user_messages"] == 1 else "msgs"
+        print(f"{s['id']}  {s['agent']:<12} {seen}  {s['user_messages']:>4} {msgs}  "
               f"{s.get('project') or s.get('cwd') or '-'}")
     last = offset + len(sessions)
     if sessions and (offset or last < total):

@@ -70,6 +70,20 @@ def test_a_turn_is_dated_by_its_local_day(los_angeles, daemon, client: Client,
     assert "turn: [2026-11-05] User: Roll back the kiwi release tonight." in listed.stdout
 
 
+def test_a_session_of_one_message_is_listed_at_its_local_time(los_angeles, daemon,
+                                                              client: Client,
+                                                              memoryd_home: Path) -> None:
+    """`memory sessions` printed "1 msgs"."""
+    _transcript(memoryd_home, _said("u1", "Roll back the kiwi release tonight.",
+                                    "2026-11-06T07:30:00.000Z"))
+    wait_until(lambda: client.sessions()["total"] == 1)
+
+    listed = run_cli("sessions")
+
+    assert listed.returncode == 0, listed.stderr
+    assert f"{SESSION}  claude-code  2026-11-05 23:30     1 msg   /tmp" in listed.stdout, \
+        listed.stdout
+
 
 def test_the_turns_around_a_hit_read_under_their_own_day(los_angeles, daemon, client: Client,
                                                          memoryd_home: Path) -> None:

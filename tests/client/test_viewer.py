@@ -352,6 +352,20 @@ def test_the_entry_page_shows_text_provenance_history_and_usage(world: World) ->
     assert BUBBLE in b.text("blockquote.entry-text")
 
 
+def test_a_time_on_a_page_says_its_moment_in_iso_8601(world: World) -> None:
+    """`<time datetime="1811808000.0">` is no datetime a browser or a reader of the page
+    takes (HTML asks for ISO 8601): each says its moment with its offset."""
+    b = world.browser
+    b.open(world.url + "entry/" + world.ids[UV])
+    stamps = b.evaluate("[...document.querySelectorAll('time')]"
+                        ".map(t => t.getAttribute('datetime'))")
+    assert stamps
+    for stamp in stamps:
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d", stamp), stamp
+    assert b.evaluate("[...document.querySelectorAll('time')]"
+                      ".every(t => !isNaN(Date.parse(t.getAttribute('datetime'))))")
+
+
 def test_an_entry_history_names_the_version_of_each_event(world: World) -> None:
     """A superseded entry's history holds its new version's events too: each row names its
     version (as `memory history` does), the other's a link to it."""

@@ -154,7 +154,15 @@ def ago(ts: float | None, now: float | None = None) -> str:
         return "-"
     seconds = max((now or time.time()) - ts, 0.0)
     said = "just now" if seconds < 60 else f"{duration(seconds)} ago"
-    return f'<time datetime="{esc(ts)}" title="{esc(when(ts))}">{esc(said)}</time>'
+    return (f'<time datetime="{esc(iso_time(ts))}" title="{esc(when(ts))}">{esc(said)}'
+            '</time>')
+
+
+def iso_time(ts: float) -> str:
+    """A time as a ``<time datetime>`` says it: ISO 8601, local with its offset."""
+    from datetime import datetime
+
+    return datetime.fromtimestamp(ts).astimezone().isoformat(timespec="seconds")
 
 
 def clipped(text: str, chars: int = 400) -> str:
