@@ -121,7 +121,7 @@ class FileReads:
             changes = await self.background(self._apply_memory, memory_results[done:])
             for result, change in zip(memory_results[done:], changes):
                 account(self.stats, result.facts, change,
-                        result.error or "; ".join(result.notes) or None)
+                        result.error or "; ".join(result.notes + change.notes) or None)
             done += len(changes)
         await self._drop_unmatched(unmatched)
         for path in gone:

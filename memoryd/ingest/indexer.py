@@ -21,10 +21,10 @@ import os
 import re
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from memoryd.ingest.line_date import FUTURE_SLACK_S, line_created, still_to_come
 from memoryd.ingest.markdown import MemoryFile, is_pinned, parse_memory_file
 from memoryd.ingest.open_exchange import (
     forget_open_turns,
@@ -57,6 +57,8 @@ EVENT_TEXT_CHARS = 4096
 TRANSCRIPT_CATEGORY = "session"
 TRANSCRIPT_CONFIDENCE = 0.5
 BINARY_SNIFF_BYTES = 8192
+#: A memory file's problem: its mtime (which dates its undated lines) is in the future.
+MTIME_AHEAD = "its modification time is in the future: its undated lines dated when read"
 #: The statuses of an entry kept as history: no longer in its file (memory forget, supersede).
 HISTORY = ("forgotten", "superseded")
 _UNSAFE_AGENT_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
@@ -95,12 +97,16 @@ class Changes:
     updated: int = 0
     removed: int = 0
     unchanged: int = 0
+    #: what the file said that memoryd did not take as said (a date still to come, dated when
+    #: read instead): its problem, as `memory status --sources` shows it
+    notes: list[str] = field(default_factory=list)
 
     def __iadd__(self, other: Changes) -> Changes:
         self.added += other.added
         self.updated += other.updated
         self.removed += other.removed
         self.unchanged += other.unchanged
+        self.notes += other.notes
         return self
 
 
@@ -197,10 +203,6 @@ def agent_for_sidechain(agent: str, sidechain: str | None) -> str:
         return agent
     clean = _UNSAFE_AGENT_CHARS.sub("-", sidechain).strip("-.")[:40] or "subagent"
     return f"{agent}.{clean}"[:64]
-
-
-def day_start(date: str) -> float:
-    return datetime.fromisoformat(date).replace(tzinfo=UTC).timestamp()
 
 
 class Indexer:
@@ -343,7 +345,12 @@ class Indexer:
         its id: the file is the truth, and a line in it is loaded by its agent (an editor's
         stale buffer saved, a `git checkout`, the user's own hand put it back), as a rebuild of
         the index from the file has it. ``revive`` False: the text is not what the file holds
-        now (read before a forget rewrote it), and brings no line back."""
+        now (read before a forget rewrote it), and brings no line back.
+
+        A dated line's ``created`` is its local day's (memoryd.ingest.line_date): kept while
+        it is within that day, the time it is read when that is its day or the day is still
+        to come. No line is dated after the time it is read (a date still to come, a file's
+        mtime ahead of the clock): the returned changes' ``notes`` say which were."""
         existing: dict[str, list[StoredEntry]] = {}
         # a text already stored as it stands has no secret left to redact (redacting is
         # idempotent), and its hash is known: most items of a changed file are unchanged
@@ -354,6 +361,7 @@ class Indexer:
         for same in existing.values():  # a line is its active entry, before any history
             same.sort(key=lambda e: e.status != "active")
         changes = Changes()
+        ahead: list[str] = []  # the lines dated on a day still to come
         now = time.time()
         with self.store.transaction():
             self._follow_file(facts, [e for same in existing.values() for e in same], now)
@@ -370,24 +378,20 @@ class Indexer:
                           "category": item.category, "kind": item.kind,
                           "polarity": item.polarity, "agent": facts.agent,
                           "heading": item.title_path}
-                if item.date:
-                    fields["created"] = day_start(item.date)
+                if item.date and still_to_come(item.date, now):
+                    ahead.append(f"line {item.line_start} [{item.date}]")
                 matches = existing.get(hash_)
                 if matches:
-                    entry = matches.pop(0)
-                    revived = revive and entry.status in HISTORY
-                    if revived:
-                        self._revive(entry, now)
-                    different = {k: v for k, v in fields.items() if getattr(entry, k) != v}
-                    if different:
-                        self.store.update_entry(entry.uid, **different, updated=now)
-                    if different or revived:
+                    if self._update_file_entry(matches.pop(0), fields, item.date, now, revive):
                         changes.updated += 1
                     else:
                         changes.unchanged += 1
                     continue
-                self._insert_file_entry(facts, text, hash_, fields, now)
+                self._insert_file_entry(facts, text, hash_, fields, now, item.date, changes)
                 changes.added += 1
+            if ahead:
+                changes.notes.append(f"dated after today ({', '.join(ahead[:3])}"
+                                     f"{', …' if len(ahead) > 3 else ''}): dated when read")
             for leftovers in existing.values():
                 for entry in leftovers:
                     if entry.status in HISTORY:
@@ -400,6 +404,23 @@ class Indexer:
                 frontmatter=json.dumps(_redacted(parsed.frontmatter)),
                 error="; ".join(notes or ()) or None, text_key=key, project=facts.project)
         return changes
+
+    def _update_file_entry(self, entry: StoredEntry, fields: dict[str, Any], date: str | None,
+                           now: float, revive: bool) -> bool:
+        """A line the index holds, read again: its ``fields`` as read, and its created as its
+        date has it (memoryd.ingest.line_date: kept while within its day), never after
+        ``now``; revived if kept as history (and ``revive``). Returns whether it changed."""
+        revived = revive and entry.status in HISTORY
+        if revived:
+            self._revive(entry, now)
+        if date:
+            fields["created"] = line_created(date, now, entry.created)
+        elif entry.created > now:  # dated ahead of the clock by a memoryd before
+            fields["created"] = now
+        different = {k: v for k, v in fields.items() if getattr(entry, k) != v}
+        if different:
+            self.store.update_entry(entry.uid, **different, updated=now)
+        return bool(different) or revived
 
     def apply_known(self, facts: FileFacts, parsed: MemoryFile, key: str,
                     rowids: list[int]) -> None:
@@ -457,21 +478,30 @@ class Indexer:
         return self.store.entries(EntryQuery().source(path), "id")
 
     def _insert_file_entry(self, facts: FileFacts, text: str, hash_: str,
-                           fields: dict[str, Any], now: float) -> None:
-        """A line new to the index. Its date: the line's own (``[2026-10-01]``), else the one
-        its entry had when it left the index (its id is made of its file and its text: a line
-        that left its file and came back, a file deleted and restored, an index rebuilt:
-        memoryd.maintenance.rebuild), else the file's mtime. It is active: a line in its file
-        is, whatever a forget of that text said before (a mark applies to transcript turns)."""
+                           fields: dict[str, Any], now: float, date: str | None,
+                           changes: Changes) -> None:
+        """A line new to the index. Its date: the one its entry had when it left the index
+        (its id is made of its file and its text: a line that left its file and came back, a
+        file deleted and restored, an index rebuilt: memoryd.maintenance.rebuild) — for a
+        dated line (``[2026-10-01]``) while that is within its day (else its day's start, or
+        now: memoryd.ingest.line_date.line_created) —, else the file's mtime; never after
+        ``now``. It is active: a line in its file is, whatever a forget of that text said
+        before (a mark applies to transcript turns)."""
         uid = self._file_uid(facts.path, hash_)
-        created = fields.pop("created", None)
-        if created is None:
-            created = self.store.created_when_removed(uid)
+        kept = self.store.created_when_removed(uid)
+        if date:
+            created = line_created(date, now, kept)
+        else:
+            created = facts.mtime if kept is None else kept
+            if kept is None and created > now + FUTURE_SLACK_S \
+                    and MTIME_AHEAD not in changes.notes:
+                changes.notes.append(MTIME_AHEAD)
+            created = min(created, now)
         heading = fields.pop("heading", None)
         entry = {**Entry(
             uid=uid, project=facts.project, key=None, text=text,
             hash=hash_, confidence=self.memory.remember.manual_confidence,
-            tags=[], status="active", created=facts.mtime if created is None else created,
+            tags=[], status="active", created=created,
             updated=now, writer=facts.source, via="watch", session=None,
             source=facts.path, message_id=None, superseded_by=None, **fields,
         ).as_dict(), "heading": heading}  # and the titles it is under (Store.insert_entry)
@@ -581,19 +611,26 @@ class Indexer:
                          open_turns: list[Turn] | None = None) -> Changes:
         """``sessions``: the sessions the new lines registered or moved on (a file can hold
         several: Aider's history). ``open_turns``: the exchange still open at ``position``
-        (memoryd.ingest.open_exchange), stored with it."""
+        (memoryd.ingest.open_exchange), stored with it. A turn timed after ``now`` (another
+        machine's clock) is dated when read, and the changes' ``notes`` say so."""
         changes = Changes()
         now = time.time()
+        ahead = 0
         with self.store.transaction():
             if open_turns is not None:
                 save_open_turns(self.store, facts.path, open_turns)
             for chunk in chunks:
-                changes += self._upsert_chunk(facts, chunk, now)
+                change = self._upsert_chunk(facts, chunk, now)
+                ahead += bool(change.added) and (chunk.timestamp or 0.0) > now + FUTURE_SLACK_S
+                changes += change
             for session in sessions or ():
                 if session.get("id"):
                     self._upsert_session(session, facts)
             self._save_file(facts, offset=position.offset, device=position.device,
                             inode=position.inode, error=error)
+        if ahead:
+            changes.notes.append(f"{ahead} exchange{'s' * (ahead != 1)} timed in the future: "
+                                 "dated when read")
         return changes
 
     def _chunk_row(self, facts: FileFacts, chunk: Chunk
@@ -641,7 +678,7 @@ class Indexer:
             project=self.project(chunk.cwd), kind=chunk.kind,
             category=TRANSCRIPT_CATEGORY, key=None, text=text, hash=hash_,
             confidence=TRANSCRIPT_CONFIDENCE, tags=[], status="active",
-            created=chunk.timestamp or now, updated=now, writer=facts.source,
+            created=min(chunk.timestamp or now, now), updated=now, writer=facts.source,
             via="watch", session=chunk.session_id, source=facts.path,
             line_start=None, line_end=None, message_id=chunk.record_ids[0],
             superseded_by=None, polarity=None,

@@ -158,7 +158,7 @@ class TranscriptFiles:
                     self.documents.get(facts.path, {}))
             else:
                 state.skips.count(skips, self.stats[facts.source], facts.path)
-            account(self.stats, facts, change, read.problem)
+            account(self.stats, facts, change, read.problem or "; ".join(change.notes) or None)
             position = read.position
             if not read.more:
                 return

@@ -214,8 +214,10 @@ def lines_old(config: Config, store: Store) -> int:
     new index as it left it (a ``removed`` event, with the entry as it was): the daemon
     indexes the files when it starts, and a line it finds again keeps its date as it keeps its
     id (memoryd.ingest.indexer), where an undated one got the file's mtime, often months after
-    it was written. A database that cannot be opened (damaged, a newer schema) or none (it
-    was deleted) leaves the files' own dates. Returns how many lines."""
+    it was written, and a dated one its day's midnight (two versions of one day written hours
+    apart were no longer told apart by it: memoryd.ingest.line_date). A database that cannot
+    be opened (damaged, a newer schema) or none (it was deleted) leaves the files' own dates.
+    Returns how many lines."""
     lines = []
     with _old_database(config, "Not reading the dates of the files' lines from the old "
                        "database") as old:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from memoryd.errors import BadParamsError, MemorydError
 from memoryd.ingest.indexer import file_uid
+from memoryd.ingest.line_date import local_date
 from memoryd.ingest.markdown import MemoryItem, parse_memory_file, raw_lines
 from memoryd.passes.file_care import FileChangedError, FileNotWrittenError, NotWritten
 from memoryd.passes.file_changes import file_change
@@ -109,11 +110,13 @@ def successor_uid(store: Store, old: StoredEntry, edited: str, item: MemoryItem,
     return file_uid(store, old.source or str(path), content_hash(redact(written.text)))
 
 
-def replaced(lines: list[str], item: MemoryItem, text: str | None) -> str:
+def replaced(lines: list[str], item: MemoryItem, text: str | None,
+             now: float | None = None) -> str:
     """The file's text with the item's lines removed (``text`` None) or replaced by ``text``
-    in the item's form: a bullet with the same marker (and today's date if it had one). The
-    file ends as it did (its blank lines at the end kept: an edit of the user's file changes
-    the item, nothing else), with a newline at least."""
+    in the item's form: a bullet with the same marker (and the local date of ``now``, as the
+    indexer reads a line's date, if it had one: memoryd.ingest.line_date). The file ends as
+    it did (its blank lines at the end kept: an edit of the user's file changes the item,
+    nothing else), with a newline at least."""
     head, tail = lines[: item.line_start - 1], lines[item.line_end:]
     ending = "\n" * max(1, len(lines) - len("\n".join(lines).rstrip("\n").split("\n")))
     if text is None:
@@ -126,7 +129,8 @@ def replaced(lines: list[str], item: MemoryItem, text: str | None) -> str:
     if match is None:  # a paragraph
         body = new_lines
     else:
-        date = f"[{time.strftime('%Y-%m-%d')}] " if match.group("date") else ""
+        date = f"[{local_date(time.time() if now is None else now)}] " \
+            if match.group("date") else ""
         indent = " " * (len(match.group("lead").expandtabs(4)))
         body = [match.group("lead") + date + new_lines[0],
                 *(indent + line if line.strip() else "" for line in new_lines[1:])]
@@ -243,7 +247,8 @@ class FileEntryEdits:
         except OSError as exc:
             raise _unreadable(uid, path, exc) from None
         item, lines = locate(entry, file)
-        edited = replaced(lines, item, text)
+        now = time.time()  # the new line's date, and its entry's created: the same day
+        edited = replaced(lines, item, text, now)
         # the new line's id is the one the watcher gives it, and a rebuild gives it again
         new_uid_ = None if text is None else successor_uid(store, entry, edited, item, path)
         after = {"status": "forgotten"} if text is None else \
@@ -268,20 +273,20 @@ class FileEntryEdits:
         if text is None:
             log.info("Forgot %s: removed lines %d-%d of %s.", uid, *span, path)
             return {"edit": EntryEdit(old), "lines": span}
-        new = self._insert_successor(ctx, entry, new_uid_, path, item.line_start, actor)
+        new = self._insert_successor(ctx, entry, new_uid_, path, item.line_start, actor, now)
         log.info("Superseded %s by %s: rewrote lines %d-%d of %s.", uid, new_uid_, *span, path)
         return {"edit": EntryEdit(new, old), "lines": span}
 
     def _insert_successor(self, ctx: PassContext, old: StoredEntry, uid: str | None,
-                          path: Path, line: int, actor: str) -> StoredEntry:
+                          path: Path, line: int, actor: str, now: float) -> StoredEntry:
         """The new text's entry, as the watcher would index it (so it finds it in place and
-        keeps its id): text, hash and lines from the file as written."""
+        keeps its id): text, hash and lines from the file as written; created ``now``, on the
+        day written before it (which the watcher keeps: memoryd.ingest.line_date)."""
         assert uid is not None
         written = read_text(path).text
         item = next(i for i in parse_memory_file(written, path.name).items
                     if i.line_start >= line)
         text = redact(item.text)
-        now = time.time()
         entry = {**Entry(
             agent=old.agent, project=old.project, kind=old.kind,
             category=old.category, polarity=old.polarity, confidence=old.confidence,

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from memoryd.ingest.indexer import day_start
+from memoryd.ingest.line_date import local_date
 from memoryd.ingest.markdown import classify_heading, parse_memory_file, read_heading
 from memoryd.meaning import Reading, reading, same_thing
 from memoryd.passes.api import Offload
@@ -210,8 +210,11 @@ def _text_between(section: Section) -> bool:
                for piece in section.pieces[first + 1:])
 
 
-def normalise(notebook: Notebook) -> list[str]:
-    """Section order, date prefixes, newest first. Returns what it fixed."""
+def normalise(notebook: Notebook, today: str | None = None) -> list[str]:
+    """Section order, date prefixes, newest first. Returns what it fixed. A bullet dated after
+    ``today`` (the local date: memoryd.ingest.line_date) is a problem, as one without a date
+    is (the indexer dates it when it reads it)."""
+    today = today or local_date(time.time())
     fixed: list[str] = []
     known = [s for s in notebook.sections if s.name]
     ordered = sorted(known, key=lambda s: ORDER.index(s.name))
@@ -243,6 +246,10 @@ def normalise(notebook: Notebook) -> list[str]:
                 item.lines[0] = f"{match.group(1)}[{item.date}] {item.lines[0][match.end():]}"
                 item.rewritten = _rewrite(item)
                 fixed.append(f"date prefix of {item.lines[0].strip()[:40]!r}")
+        for item in section.items:
+            if item.date is not None and item.date > today:
+                notebook.problems.append(f"dated after today ({today}): "
+                                         f"{item.lines[0].strip()[:60]!r}")
         if section.in_order:
             continue
         undated = [i for i in section.items if i.date is None]
@@ -268,14 +275,12 @@ def _real_date(date: str) -> bool:
 
 def _rewrite(item: Item) -> dict[str, Any]:
     """What the indexer will make of a rewritten item: its entry keeps its id (and history)
-    when the pass updates it to this along with the file."""
+    when the pass updates it to this along with the file. Its ``created`` is left to the
+    indexer, which keeps it while it is within the line's day (memoryd.ingest.line_date)."""
     parsed = parse_memory_file("## Notes\n" + "\n".join(item.lines), "notebook.md").items[0]
     item.after = parsed.text
     text = redact(parsed.text)
-    fields: dict[str, Any] = {"text": text, "hash": content_hash(text)}
-    if parsed.date:
-        fields["created"] = day_start(parsed.date)
-    return fields
+    return {"text": text, "hash": content_hash(text)}
 
 
 def repeats(notebook: Notebook, vectors: Callable[[list[Item]], list[np.ndarray | None]],

@@ -478,6 +478,15 @@ MIGRATIONS: tuple[str, ...] = (
     END;
     UPDATE files SET text_key = NULL WHERE kind = 'memory';
     """,
+    # 28: a memory file's dated line (``- [2026-11-05] …``) is of the user's local day, not of
+    # 00:00 UTC (memoryd.ingest.line_date): memory files are parsed again when next read (at
+    # start: their ``text_key`` is dropped), which dates their lines anew; and nothing is dated
+    # after now (a file's mtime, a line's date or a transcript's time ahead of the clock)
+    """
+    UPDATE files SET text_key = NULL WHERE kind = 'memory';
+    UPDATE entries SET created = CAST(strftime('%s', 'now') AS REAL)
+        WHERE created > CAST(strftime('%s', 'now') AS REAL);
+    """,
 )
 #: The keyword index's tokenizer and its arguments, as migration 26 made ``entries_fts``:
 #: search reads a text's words with it (Store.tokens, memoryd.store.lexicon).
