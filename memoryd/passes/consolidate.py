@@ -58,6 +58,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from memoryd.ingest.line_date import local_day
 from memoryd.meaning import LESSON_COSINE, Reading, difference, reading, same_thing
 from memoryd.passes.api import NOT_EMBEDDED, Offload
 from memoryd.passes.changes import Change
@@ -143,10 +144,10 @@ def _members(values: np.ndarray, pool: np.ndarray) -> np.ndarray:
 
 
 def _evidence(entry: StoredEntry) -> str:
-    """What makes two sightings independent: the session, else the day, else the source."""
+    """What makes two sightings independent: the session, else the (local) day."""
     if entry.session:
         return f"session:{entry.session}"
-    return f"day:{int(entry.created // 86400)}"
+    return f"day:{local_day(entry.created)}"
 
 
 def _better(a: StoredEntry, b: StoredEntry) -> bool:

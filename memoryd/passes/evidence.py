@@ -30,7 +30,6 @@ outcomes are read a page at a time, the followed and broken ones kept.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from memoryd.ingest.line_date import local_date, local_day
 from memoryd.meaning import LESSON_COSINE, same_thing
 from memoryd.passes.changes import Change
 from memoryd.passes.consolidate import best_first
@@ -69,7 +69,7 @@ class Used:
 
     followed: int
     broken: int
-    broken_days: tuple[int, ...]  # the days it was broken (since the epoch), oldest first
+    broken_days: tuple[int, ...]  # the local days it was broken (local_day), oldest first
     last_broken: Verdict | None
 
     @property
@@ -84,7 +84,7 @@ class Used:
         if self.last_broken is not None:
             what = " ".join(self.last_broken.why.split())
             what = what if len(what) <= WHY_CHARS else what[:WHY_CHARS - 1] + "…"
-            day = time.strftime("%Y-%m-%d", time.gmtime(self.last_broken.at))
+            day = local_date(self.last_broken.at)
             why += f" (last broken {day}: {what})"
         return why
 
@@ -115,7 +115,7 @@ def used(found: Verdicts, uids: list[str]) -> Used:
                 sessions[session] = verdict
     broken = sorted((v for v in sessions.values() if v.outcome == BROKEN), key=lambda v: v.at)
     followed = sum(1 for v in sessions.values() if v.outcome == FOLLOWED)
-    return Used(followed, len(broken), tuple(sorted({int(v.at // 86400) for v in broken})),
+    return Used(followed, len(broken), tuple(sorted({local_day(v.at) for v in broken})),
                 broken[-1] if broken else None)
 
 

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memoryd.agent_settings import claude_home, codex_home
+from memoryd.ingest.line_date import day_text, local_day
 from memoryd.ingest.markdown import is_pinned
 from memoryd.meaning import LESSON_COSINE, Reading, reading, same_thing
 from memoryd.passes import evidence
@@ -169,8 +169,9 @@ def _rule_text(entry: StoredEntry, days: list[int], recurs: bool,
 
 
 def _dates(days: Sequence[int]) -> str:
-    """The last few of ``days`` (days since the epoch) as dates, oldest first."""
-    dates = [time.strftime("%Y-%m-%d", time.gmtime(day * 86400)) for day in days[-DATES_SHOWN:]]
+    """The last few of ``days`` (local days: memoryd.ingest.line_date.local_day) as dates,
+    oldest first: the dates of the notebook lines they were seen in."""
+    dates = [day_text(day) for day in days[-DATES_SHOWN:]]
     return ("…, " if len(days) > DATES_SHOWN else "") + ", ".join(dates)
 
 
@@ -208,8 +209,8 @@ def _lessons(ctx: PassContext) -> Steps[list[StoredEntry]]:
 
 
 def _sighting(session: str | None, created: float) -> tuple[str, int]:
-    """What makes a sighting independent (its session, else its day), and its day."""
-    day = int(created // 86400)
+    """What makes a sighting independent (its session, else its local day), and its day."""
+    day = local_day(created)
     return (f"session:{session}" if session else f"day:{day}"), day
 
 

@@ -27,6 +27,7 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from memoryd.ingest.line_date import local_date
 from memoryd.passes.changes import Change
 from memoryd.store.records import StoredEntry
 from memoryd.store.usage import ARCHIVE_UNUSED, UNUSED_AFTER_SESSIONS, Disuse, UsageRecord
@@ -72,7 +73,7 @@ def _why(disuse: Disuse, entry: StoredEntry, used: float | None,
          record: UsageRecord | None) -> str:
     """The reason, in words: when it was last used, and what its usage record says."""
     last = disuse.last_use(entry, used)
-    day = time.strftime("%Y-%m-%d", time.gmtime(last))
+    day = local_date(last)
     how = "last followed or broken" if used is not None and last == used else \
         "not followed nor broken since"
     if record is None or not record.injected:

@@ -23,6 +23,7 @@ from memoryd_client import Client
 
 from tests.conftest import RunningDaemon, run_cli, run_hook, wait_until
 from tests.ingest.test_ingest import assistant, user, write_lines
+from tests.passes.test_passes import THREE_SESSIONS_MISTAKE
 from tests.sessions.test_usage import iso
 
 ZONE = "America/Los_Angeles"
@@ -47,6 +48,12 @@ def time_zone(name: str) -> Iterator[None]:
 @pytest.fixture
 def pacific() -> Iterator[None]:
     with time_zone(ZONE):
+        yield
+
+
+@pytest.fixture
+def tokyo() -> Iterator[None]:
+    with time_zone("Asia/Tokyo"):
         yield
 
 
@@ -199,3 +206,20 @@ def test_a_notebook_date_to_come_is_named_by_the_notebook_pass(
                 if c["kind"] == "problem"]
     assert problems == [f"dated after today ({today()}): '- [{ahead}] Pin the base image by "
                         "digest.'"]
+
+
+
+def test_a_rules_incident_dates_are_those_of_its_notebook_lines_east_of_utc(
+        tokyo: None, memoryd_home: Path, daemon: RunningDaemon, client: Client) -> None:
+    """A promoted rule names the days its mistake was made: its bullets' dates, as written
+    (their local midnight, in Tokyo, is the day before in UTC)."""
+    notebook = memoryd_home / "user" / ".mastersof-ai" / "agents" / "designer" / "memory" \
+        / "designer.md"
+    notebook.parent.mkdir(parents=True)
+    notebook.write_text(THREE_SESSIONS_MISTAKE)
+    wait_until(lambda: client.list_entries(agent="designer")["total"] == 3)
+    wait_until(lambda: not client.status().get("backlog"))
+    proposed = client.pass_run("promote")
+    [proposal] = [c for c in client.pass_show(proposed["run"])["changes"]
+                  if c["kind"] == "proposal"]
+    assert proposal["after"]["text"].endswith("(incidents: 2026-02-05, 2026-03-03, 2026-03-15)")
