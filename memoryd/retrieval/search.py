@@ -42,7 +42,7 @@ from memoryd.retrieval.plan import SearchPlan, VectorFound
 from memoryd.retrieval.ranking import FEATURES, Model, load_model
 from memoryd.retrieval.records import Hit, Score, SearchRequest, SearchResult
 from memoryd.retrieval.terms import fts_expression, query_terms, term_keys, term_weights
-from memoryd.retrieval.versions import latest_first, newest_versions
+from memoryd.retrieval.versions import Written, latest_first, newest_versions
 from memoryd.settings import Config
 from memoryd.store.database import Store
 from memoryd.store.lexicon import Lexicon, unknown_words
@@ -170,12 +170,14 @@ class Searcher:
             evidence, lacking, self.config.search.match_precision)
         if plan.min_score is not None:
             thresholds[:] = plan.min_score  # the caller's own
-        created = np.array([texts[rowid].created for rowid in candidates], dtype=np.float64)
-        ranked = [int(i) for i in latest_first(probability, created, holds, group_of)
+        written = {rowid: Written(texts[rowid].created, texts[rowid].source, texts[rowid].line)
+                   for rowid in {*candidates, *plan.versions}}
+        ranked = [int(i) for i in latest_first(probability, [written[r] for r in candidates],
+                                               holds, group_of)
                   if not plan.only_matches or probability[i] >= thresholds[i]]
         # the newest of each one's versions, ranked before it or after (a question naming an
         # older one's detail ranks that first): what a hit says is newer
-        newer = newest_versions(plan.versions, {r: texts[r].created for r in plan.versions},
+        newer = newest_versions(plan.versions, {r: written[r] for r in plan.versions},
                                 {r: normalise_text(texts[r].text) for r in plan.versions})
         # read ahead: a hit whose turns an earlier hit's passage shows already is left out
         ahead = ranked[:plan.limit + CONTEXT_HITS]

@@ -50,6 +50,14 @@ group), and
   the second is no earlier version of the third, which changes two details of it (the three
   being one group, the block had marked it "said earlier").
 
+Which of two versions is the newer (:func:`newer`): the one written later (its ``created``);
+of two lines of one file written as of one time (of one date, dated by its day's start, or
+indexed in one read: memoryd.ingest.line_date), the upper one, as a notebook is written
+(newest first; the notebook pass sorts so). Until 2026-12-01 neither was; and a line dated
+``[YYYY-MM-DD]`` was written as of 00:00 UTC that day: west of UTC, on the evening before, so
+that a correction written in a notebook today was the older version of what was stored this
+morning, marked "said earlier" in the memory block.
+
 Only the best candidates are compared (``NEAR_TOP`` by vector rank and by keyword rank): a
 version of a hit near the top is near the top itself, its words and vector being the hit's.
 On the evaluation sets the rule changes no figure (bench/RESULTS.md, 2026-11-30): their
@@ -59,7 +67,7 @@ statements are distinct facts, and their conversations are transcript chunks.
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 
@@ -77,6 +85,29 @@ RESTATING = frozenset("correction corrected correcting update updated instead an
                       "nb".split())
 #: The best candidates by vector rank and by keyword rank that are compared.
 NEAR_TOP = 10
+
+
+class Written(NamedTuple):
+    """When a statement was written, as its versions are ordered by: its ``created``; for a
+    memory file's line, its file and first line too."""
+
+    created: float
+    source: str | None = None
+    line: int | None = None
+
+
+def newer(first: Written, second: Written) -> bool:
+    """Whether ``first`` was written after ``second``: later; or as of the same time, both
+    lines of one file, ``first`` above (see the module docstring)."""
+    if first.created != second.created:
+        return first.created > second.created
+    return first.source is not None and first.source == second.source \
+        and first.line is not None and second.line is not None and first.line < second.line
+
+
+def _latest(written: Written) -> tuple[float, float]:
+    """An order of statements in which each is after those it is :func:`newer` than."""
+    return written.created, -written.line if written.line is not None else -float("inf")
 
 
 def versions(first: frozenset[str], second: frozenset[str]) -> bool:
@@ -135,31 +166,33 @@ def version_groups(keys: Sequence[K], links: Mapping[K, set[K]]) -> dict[K, K]:
     return {key: root(key) for key in parent}
 
 
-def newest_versions(links: Mapping[K, set[K]], when: Mapping[K, float],
+def newest_versions(links: Mapping[K, set[K]], when: Mapping[K, Written],
                     said: Mapping[K, str]) -> dict[K, K]:
     """Each statement that has versions (``links``) → the newest of them (``when`` each was
-    written), when that is newer than it and ``said`` otherwise (a copy of its text, another
-    agent's or a file's, is not a newer version of it)."""
-    newest = {key: max(others, key=lambda other: (when[other], str(other)))
+    written), when that is :func:`newer` than it and ``said`` otherwise (a copy of its text,
+    another agent's or a file's, is not a newer version of it)."""
+    newest = {key: max(others, key=lambda other: (*_latest(when[other]), str(other)))
               for key, others in links.items()}
     return {key: latest for key, latest in newest.items()
-            if when[latest] > when[key] and said[latest] != said[key]}
+            if newer(when[latest], when[key]) and said[latest] != said[key]}
 
 
-def earlier(keys: Sequence[K], words: Mapping[K, frozenset[str]], when: Mapping[K, float],
+def earlier(keys: Sequence[K], words: Mapping[K, frozenset[str]], when: Mapping[K, Written],
             scopes: Mapping[K, frozenset[str | None]]) -> set[K]:
     """Those of ``keys`` (statements, each said once: their informative ``words``, ``when``
-    each was written, the ``scopes`` each is said in) a newer version of which is among
-    them."""
+    each was written, the ``scopes`` each is said in) a :func:`newer` version of which is
+    among them."""
     links = version_links(keys, words, scopes)
-    return {key for key, others in links.items() if any(when[o] > when[key] for o in others)}
+    return {key for key, others in links.items()
+            if any(newer(when[o], when[key]) for o in others)}
 
 
-def latest_first(probability: np.ndarray, created: np.ndarray, holds: np.ndarray,
+def latest_first(probability: np.ndarray, written: Sequence[Written], holds: np.ndarray,
                  group_of: Sequence[int | None]) -> np.ndarray:
-    """The candidates' order: by probability, the newest first among equals; versions whose
-    ``holds`` (the question's words each holds, one row a candidate) are the same are equals,
-    at the best probability among them (``probability`` is raised in place)."""
+    """The candidates' order: by probability, the newest first among equals (:func:`newer`:
+    of lines of one file written as of one time, the upper); versions whose ``holds`` (the
+    question's words each holds, one row a candidate) are the same are equals, at the best
+    probability among them (``probability`` is raised in place)."""
     together: dict[tuple[int, bytes], list[int]] = {}
     for i, group in enumerate(group_of):
         if group is not None:
@@ -167,4 +200,13 @@ def latest_first(probability: np.ndarray, created: np.ndarray, holds: np.ndarray
     for members in together.values():
         if len(members) > 1:
             probability[members] = probability[members].max()
-    return np.lexsort((-created, -probability))
+    created = np.array([w.created for w in written], dtype=np.float64)
+    place = np.zeros(len(written))  # among lines of one file written at once: from the top
+    at_once: dict[tuple[str, float], list[int]] = {}
+    for i, w in enumerate(written):
+        if w.source is not None and w.line is not None:
+            at_once.setdefault((w.source, w.created), []).append(i)
+    for members in at_once.values():
+        for rank, i in enumerate(sorted(members, key=lambda i: written[i].line or 0)):
+            place[i] = rank
+    return np.lexsort((place, -created, -probability))

@@ -89,7 +89,7 @@ from memoryd.retrieval.age import VERIFY_DAYS, age_bucket
 from memoryd.retrieval.records import MAX_QUERY_CHARS, FilterRequest, SearchRequest
 from memoryd.retrieval.search import Searcher
 from memoryd.retrieval.terms import stems
-from memoryd.retrieval.versions import earlier
+from memoryd.retrieval.versions import Written, earlier
 from memoryd.sources import ARCHIVE_DIR
 from memoryd.store.database import Store
 from memoryd.store.file_versions import tool_written
@@ -316,7 +316,7 @@ class ContextBuilder:
         #: the last block's statements (each text, when it was written and the scopes it is
         #: said in) and those of them said earlier: a session's start finds the same block
         #: as the last one, mostly
-        self._earlier_of: tuple[frozenset[tuple[str, float, frozenset[str | None]]],
+        self._earlier_of: tuple[frozenset[tuple[str, Written, frozenset[str | None]]],
                                 frozenset[str]] = (frozenset(), frozenset())
 
     def scope(self, agent: str, cwd: str | None) -> Scope:
@@ -362,13 +362,14 @@ class ContextBuilder:
             said.setdefault(normalise_text(entry.text), []).append(entry)
         newest = {text: max(copies, key=lambda e: e.created) for text, copies in said.items()}
         scopes = {text: frozenset(e.project for e in copies) for text, copies in said.items()}
-        key = frozenset((text, entry.created, scopes[text]) for text, entry in newest.items())
+        written = {text: Written(e.created, e.source, e.line_start)
+                   for text, e in newest.items()}
+        key = frozenset((text, written[text], scopes[text]) for text in newest)
         if key != self._earlier_of[0]:  # the block's statements changed since the last one
             texts = list(newest)
             self._earlier_of = (key, frozenset(earlier(
                 texts, {t: self.searcher.informative(newest[t].rowid, newest[t].text)
-                        for t in texts},
-                {t: newest[t].created for t in texts}, scopes)))
+                        for t in texts}, written, scopes)))
         return {entry.uid for text in self._earlier_of[1] for entry in said[text]}
 
     # -- sections ---------------------------------------------------------------------

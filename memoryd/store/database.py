@@ -401,11 +401,12 @@ class Store(EntryReads, VectorRows, EventRows, ChunkRows):
         records = ", ".join("?" for _ in TRANSCRIPT_KINDS)  # what was said, not statements
         return {row[0]: IndexedText(row[1], row[2], bool(row[3]),
                                     (row[4], row[5]) if row[4] and row[5] else None, row[6],
-                                    index_text(row[7]) if row[7] else None)
+                                    index_text(row[7]) if row[7] else None,
+                                    row[8] if row[9] is not None else None, row[9])
                 for row in self._db.execute(
                     f"SELECT id, index_text(text, key), created, kind NOT IN ({records}), "
-                    f"session, message_id, project, heading FROM entries WHERE id IN ({marks})",
-                    [*TRANSCRIPT_KINDS, *rowids])}
+                    f"session, message_id, project, heading, source, line_start FROM entries "
+                    f"WHERE id IN ({marks})", [*TRANSCRIPT_KINDS, *rowids])}
 
     def find_exact(self, agent: str, category: str, hash_: str, project: str | None,
                    key: str | None) -> StoredEntry | None:

@@ -26,6 +26,10 @@ class IndexedText(NamedTuple):
     #: a memory file's entry: the titles of the headings it is under, its words too
     #: (memoryd.ingest.markdown's ``title_path``, as the keyword index reads them)
     heading: str | None = None
+    #: a memory file's entry: its file and first line (of two lines of one date written at
+    #: once, the upper is the newer: memoryd.retrieval.versions)
+    source: str | None = None
+    line: int | None = None
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from memoryd_client import Client
 
-from tests.conftest import RunningDaemon, run_cli, run_hook, wait_until
+from tests.conftest import RunningDaemon, reindexed, run_cli, run_hook, wait_until
 from tests.ingest.test_ingest import assistant, user, write_lines
 from tests.passes.test_passes import THREE_SESSIONS_MISTAKE
 from tests.sessions.test_usage import iso
@@ -206,6 +206,48 @@ def test_a_notebook_date_to_come_is_named_by_the_notebook_pass(
                 if c["kind"] == "problem"]
     assert problems == [f"dated after today ({today()}): '- [{ahead}] Pin the base image by "
                         "digest.'"]
+
+
+def test_of_two_lines_of_one_date_the_upper_is_the_newer_and_stays_so_when_rebuilt(
+        pacific: None, memoryd_home: Path, embedder: Any, daemon: RunningDaemon,
+        client: Client) -> None:
+    """A notebook is written newest first: of two versions dated the same day, the upper is
+    the newer (neither was, both dated its midnight). Two lines written today, one after the
+    other, are as written: the later is the newer, wherever it stands. `memoryd reindex`
+    gives the same order."""
+    path = rules(memoryd_home)
+    append(path, "## Learnings\n"
+                 "- [2026-11-05] The nightly backup job runs at 02:00.\n"
+                 "- [2026-11-05] The nightly backup job runs at 01:00.\n"
+                 f"- [{today()}] The backup bucket is in eu-west-1.\n")
+    held = entries(client, 3)
+    append(path, f"- [{today()}] The backup bucket is in eu-central-1.\n")
+    held = entries(client, 4)
+    upper, lower = (held[f"The nightly backup job runs at {t}."]["id"] for t in ("02:00", "01:00"))
+    west, central = (held[f"The backup bucket is in {r}."]["id"] for r in ("eu-west-1",
+                                                                            "eu-central-1"))
+
+    def ordered() -> None:
+        lines = search_lines("when does the nightly backup job run")
+        assert upper in lines[0] and f"[earlier version of {upper}]" in lines[1] \
+            and lower in lines[1], lines
+        lines = search_lines("which region is the backup bucket in")
+        assert central in lines[0] and f"[earlier version of {central}]" in lines[1] \
+            and west in lines[1], lines
+
+    ordered()
+    daemon.stop()
+    running = reindexed(embedder)
+    try:
+        wait_until(lambda: client_total(running) == 4)
+        ordered()
+    finally:
+        running.stop()
+
+
+def client_total(running: RunningDaemon) -> int:
+    with Client(running.socket) as client:
+        return int(client.list_entries(agent="claude-code")["total"])
 
 
 
