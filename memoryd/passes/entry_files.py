@@ -3,12 +3,15 @@ edited, so the index never says one thing while the file (which the agent loads)
 
 Forgetting removes the entry's lines (a bullet with everything under it, or a paragraph);
 superseding replaces them with the new text, as a bullet of the same kind (a dated one gets
-today's date). The edit goes through the passes' safe writes and changes (memoryd.passes.user_files,
-memoryd.passes.runs): computed from the bytes read and written by compare-and-swap (a file
-someone changed meanwhile is left alone and the request fails), through a temporary file,
-fsynced and renamed, keeping the file's mode, line endings and symlink; recorded as a run of its
-own (``forget`` or ``supersede``), so ``memory pass show RUN`` shows the diff and ``memory undo
-RUN`` puts the bytes back, and the entry with them: active again, under its id.
+today's date). The new text goes into the file as it was typed, secrets included (the file is
+the user's: nothing of what they wrote is overruled); the index's entry of the new line is
+redacted, as every watched line's is. The edit goes through the passes' safe writes and changes
+(memoryd.passes.user_files, memoryd.passes.runs): computed from the bytes read and written by
+compare-and-swap (a file someone changed meanwhile is left alone and the request fails), through
+a temporary file, fsynced and renamed, keeping the file's mode, line endings and symlink;
+recorded as a run of its own (``forget`` or ``supersede``), so ``memory pass show RUN`` shows
+the diff and ``memory undo RUN`` puts the bytes back, and the entry with them: active again,
+under its id.
 
 The entry keeps its id: forgotten, or superseded by the new text's entry (which the watcher then
 finds in place), it stays in the index as history, no longer in the file. Transcript turns and
@@ -189,9 +192,11 @@ class FileEntryEdits:
         entries.check_supersedable(entry)
         text = request.text
         assert text is not None  # required (memoryd.server.requests)
-        if not redact(text).strip():
+        if not text.strip():
             raise BadParamsError("supersede: the new text is empty")
-        return await self._edit("supersede", entry, actor, redact(text), None)
+        # the file gets the text as typed (the user's file: nothing of it is overruled);
+        # the index's entry of the line is redacted, as every watched line's is
+        return await self._edit("supersede", entry, actor, text, None)
 
     async def _edit(self, action: str, entry: StoredEntry, actor: str, text: str | None,
                     reason: str | None) -> EntryEdit:

@@ -112,6 +112,35 @@ def test_a_line_a_supersede_wrote_keeps_its_id_through_a_rebuild(memoryd_home: P
         running.stop()
 
 
+#: A GitHub token, which the redactor takes out of what the index holds.
+TOKEN = "ghp_" + "R0tat3dT0ken01abcdefghijklmnopqrstuv"
+
+
+def test_a_supersede_writes_the_users_text_into_the_file_as_typed(client: Client) -> None:
+    """The new text went into the user's memory file redacted (`[REDACTED:github-token]` in
+    place of the token typed): the value was gone from the file too, without a word. The
+    file holds what was typed; the index holds it redacted, as any watched line."""
+    memory = Path(os.environ["HOME"]) / ".claude/projects/-tmp-x-proj/memory"
+    memory.mkdir(parents=True)
+    models = memory / "models.md"
+    models.write_text("# Models\n\n- The eval job reads the judge's model from judge.toml.\n")
+    wait_until(lambda: hit(client, "judge's model") is not None)
+    old = hit(client, "judge's model")
+    assert old is not None
+
+    typed = f"The eval job reads the judge's model with the token {TOKEN} (since December)."
+    done = run_cli("supersede", old["id"], typed)
+    assert done.returncode == 0, done.stderr
+    assert models.read_bytes() == f"# Models\n\n- {typed}\n".encode()
+    newer = client.get(json.loads(run_cli("get", old["id"], "--json").stdout)["superseded_by"])
+    assert newer["text"] == typed.replace(TOKEN, "[REDACTED:github-token]")
+    # the watcher reads the line as written and finds the entry the supersede stored
+    time.sleep(0.5)
+    assert client.get(newer["id"])["status"] == "active"
+    assert [h["id"] for h in client.search("judge's model token", agents=["*"])["hits"]
+            if "December" in h["text"]] == [newer["id"]]
+
+
 def test_a_new_text_that_would_be_markdown_of_its_own_is_refused(client: Client) -> None:
     """Superseding a bullet with a line that reads as a heading would make another entry of
     the lines after it, and move the bullets below it to another section ("Keep answers
