@@ -26,6 +26,7 @@ from memoryd_client.paths import config_dir, socket_path, state_dir
 from memoryd.agent_sources import PROJECT_AGENTS, default_sources
 from memoryd.errors import ConfigError
 from memoryd.names import agent_problem, path_problem
+from memoryd.redact import redact
 from memoryd.settings import (
     PASS_NAMES,
     SCHEDULES,
@@ -358,7 +359,7 @@ def setting_warnings(config: Config, sources: Sequence[Source],
         if agent not in known:
             found.append(f"context.shared_agents: {agent!r} is the agent of no source and of "
                          "no entry, so it shares nothing" + _meant(agent, known, ""))
-    return found
+    return [redact(warning) for warning in found]  # said where a ConfigError is (its docstring)
 
 
 def _meant(name: str, names: list[str], otherwise: str) -> str:

@@ -31,6 +31,8 @@ from memoryd_client.errors import (  # noqa: F401  (re-exported for the daemon's
     UnknownMethodError,
 )
 
+from memoryd.redact import redact
+
 STARTUP_FAILURE = 3
 
 
@@ -41,9 +43,18 @@ class StartupError(MemorydError):
 
 class ConfigError(StartupError, wire_errors.ConfigError):
     """Bad configuration: at start the daemon exits 3 (``StartupError`` comes first); sent
-    over the wire to a client it is the client's ``ConfigError`` (a usage mistake, exit 2)."""
+    over the wire to a client it is the client's ``ConfigError`` (a usage mistake, exit 2).
+
+    The message echoes the values at fault (``got [...]``, an environment variable's value,
+    an ``[extract] command`` that cannot be split), and goes where secrets must not: a
+    reload's error, the daemon's log, `memory status` and `memory doctor` (pasted into bug
+    reports). So it is redacted (memoryd.redact): an API key in a setting is shown as
+    ``[REDACTED:<kind>]``, the rest of the value as it is."""
 
     code = "config"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(redact(message))
 
 
 class AlreadyRunningError(StartupError):

@@ -260,3 +260,45 @@ def test_reload_says_what_it_does_not_apply_and_names_that_name_nothing(
     assert f"Reload: {reply['warnings'][1]}." in caplog.messages
     write_config(memoryd_home, "")
     assert client.reload()["warnings"] == []
+
+
+#: An API key in a setting, as a user pastes one into an `[extract] command`.
+API_KEY = "sk-proj-CFGkey01abcdefghijklmnopqrstuvwxyz0"
+
+
+@pytest.mark.parametrize("value", [
+    f"\"llm-cli --api-key '{API_KEY} -m small\"",  # an unclosed quote: cannot be split
+    f'["llm-cli", "--api-key", "{API_KEY}"]',  # a list: must be a string
+])
+def test_a_config_error_shows_no_secret_of_the_value_it_names(
+        client: Client, memoryd_home: Path, caplog: pytest.LogCaptureFixture,
+        value: str) -> None:
+    """The error echoed the value whole, API key included: in the reload's error, the log
+    ("Reload refused…"), `memory status`'s first line and `memory doctor` (which the docs
+    say to paste into bug reports). The value is shown redacted, the error still says what
+    is wrong with it."""
+    write_config(memoryd_home, f"[extract]\ncommand = {value}\n")
+    with caplog.at_level(logging.ERROR):
+        refused = run_cli("reload")
+    assert refused.returncode == 2
+    shown = [refused.stderr, *caplog.messages, run_cli("status").stdout.splitlines()[0],
+             run_cli("doctor").stdout, run_cli("doctor", "--json").stdout]
+    for text in shown:
+        assert API_KEY not in text, text
+    assert "extract.command" in refused.stderr
+    assert ("cannot be split" in refused.stderr or "must be a string" in refused.stderr), \
+        refused.stderr
+    assert "[REDACTED:openai-api-key]" in refused.stderr
+    assert any("Reload refused" in m and "[REDACTED:openai-api-key]" in m
+               for m in caplog.messages)
+    assert "[REDACTED:openai-api-key]" in shown[2]  # status: the config's error, first
+
+
+def test_a_config_error_of_an_environment_variable_shows_no_secret(monkeypatch) -> None:
+    """The variable's value is echoed as the error's origin (``MEMORYD_X='…'``)."""
+    monkeypatch.setenv("MEMORYD_EXTRACT_COMMAND", f"llm-cli --api-key '{API_KEY}")
+    with pytest.raises(ConfigError) as refused:
+        load_config()
+    assert API_KEY not in refused.value.message
+    assert refused.value.message.startswith("MEMORYD_EXTRACT_COMMAND=")
+    assert "[REDACTED:openai-api-key]" in refused.value.message
