@@ -47,6 +47,16 @@ from memoryd.writes import Writes
 log = logging.getLogger(__name__)
 
 
+def program_of(command: str) -> str:
+    """The program of an ``[extract] command``, as the log names the command: its arguments
+    may hold an API key (``--api-key sk-…``), which the log never shows."""
+    try:
+        words = shlex.split(command)
+    except ValueError:  # refused by the configuration's checks; named all the same
+        words = command.split()
+    return redact(words[0]) if words else ""
+
+
 def read_user_messages(path: str, harness: str, session: str) -> list[Message]:
     """The user's messages in ``session``'s transcript. A file that holds many sessions
     (Aider's chat history) gives only those of ``session``."""
@@ -236,7 +246,7 @@ class SessionExtractor:
                                        messages)
         except Exception:
             log.exception("LLM extractor %r failed; the rule-based entries are kept.",
-                          config.command)
+                          program_of(config.command))
             return []
 
     async def _run_llm(self, command: str, daily_calls: int, timeout_s: float,
@@ -254,7 +264,7 @@ class SessionExtractor:
                 *shlex.split(command), stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
         except (OSError, ValueError) as exc:  # not started: no call of the day's budget
-            log.error("LLM extractor %r did not start: %s", command, exc)
+            log.error("LLM extractor %r did not start: %s", program_of(command), exc)
             return []
 
         def count() -> None:

@@ -87,7 +87,9 @@ def parse_llm_output(stdout: str, messages: Sequence[Message]) -> list[Candidate
     A lesson's missing or unknown polarity is read from its text (never/don't/avoid/stop is
     negative, anything else positive); a lesson's key is dropped. A missing category is
     derived with :func:`category_of`. An unknown message_id gives provenance to the session
-    only (message_id ""). The rule is 'llm'.
+    only (message_id ""). The rule is 'llm'. The text, the category and the key are redacted
+    (memoryd.redact): a model's answer may hold a secret (of its own context, or one made
+    up), which the report, the filters and the store must not see.
     """
     data = _load_json(stdout if isinstance(stdout, str) else "")
     items = data.get("entries") if isinstance(data, dict) else data
@@ -128,12 +130,15 @@ def _llm_candidate(
     text = re.sub(r"\s+", " ", text).strip()
     if not text or len(text) > MAX_LLM_TEXT_CHARS:
         return None
+    # redacted as it comes (before sentence_case, which upper-cases a token's first letter):
+    # the report of `memory extract`, the duplicate filters and the store see it so
+    text = redact(text)
     key = item.get("key")
     polarity = item.get("polarity")
     if kind == "fact":
         if not isinstance(key, str) or not _KEY.match(key.strip()):
             return None
-        key, polarity, text = key.strip(), None, value_of(text) or text
+        key, polarity, text = redact(key.strip()), None, value_of(text) or text
     else:
         key = None
         text = sentence_case(text)

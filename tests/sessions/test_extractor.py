@@ -216,6 +216,78 @@ def test_an_llm_command_that_does_not_start_loses_nothing(memoryd_home, embedder
         running.stop()
 
 
+#: An API key on an `[extract] command`, and a token a model's answer holds.
+API_KEY = "sk-proj-" + "EXTkey01abcdefghijklmnopqrstuvwxyz0"
+LLM_TOKEN = "ghp_" + "LLMoutSecret01abcdefghijklmnopqrstuvwxy"
+
+
+def test_an_llm_command_that_does_not_start_is_logged_without_its_arguments(
+        memoryd_home, embedder, tmp_path, caplog) -> None:
+    """The log named the whole command line, API key included: `LLM extractor
+    '/nonexistent/llm-cli --api-key sk-proj-… -m small' did not start`."""
+    import logging
+
+    from tests.conftest import start_daemon
+
+    (memoryd_home / "config.toml").write_text(
+        f'[extract]\ncommand = "/nonexistent/llm-cli --api-key {API_KEY} -m small"\n')
+    path = tmp_path / f"{SESSION}.jsonl"
+    transcript(path, CORRECTIONS)
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as client:
+            end_session(tmp_path, path)
+            wait_until(lambda: client.session(SESSION)["session"]["extracted"], timeout_s=20)
+            with caplog.at_level(logging.ERROR):
+                done = run_cli("extract", SESSION, "--dry-run")
+            assert done.returncode == 0, done.stderr
+    finally:
+        running.stop()
+    said = [m for m in caplog.messages if "did not start" in m]
+    assert said and said[0].startswith("LLM extractor '/nonexistent/llm-cli' did not start")
+    assert not any(API_KEY in m or "--api-key" in m for m in caplog.messages)
+
+
+def test_an_llm_candidates_secret_is_redacted_in_the_report_and_the_store(
+        memoryd_home, embedder, tmp_path) -> None:
+    """`memory extract` showed a model's candidate with its text raw (its category
+    redacted), and the duplicate filters compared the raw text: redacted at the candidate."""
+    from tests.conftest import start_daemon
+
+    runner = tmp_path / "runner.py"
+    runner.write_text(
+        "import json, sys\n"
+        "sys.stdin.read()\n"
+        "print(json.dumps({'entries': [{'kind': 'lesson', 'text': 'Always rotate the token "
+        f"{LLM_TOKEN} after a leak', 'polarity': 'positive', 'category': 'security-{LLM_TOKEN}',"
+        " 'message_id': 'u1'}]}))\n")
+    (memoryd_home / "config.toml").write_text(
+        f'[extract]\ncommand = "{sys.executable} {runner}"\ndaily_calls = 10\n')
+    path = tmp_path / f"{SESSION}.jsonl"
+    transcript(path, CORRECTIONS)
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as client:
+            payload = {"session_id": SESSION, "transcript_path": str(path), "cwd": str(tmp_path),
+                       "hook_event_name": "SessionStart"}
+            assert run_hook("claude-code", "SessionStart", payload).returncode == 0
+            shown = run_cli("extract", SESSION, "--dry-run")
+            as_json = run_cli("extract", SESSION, "--dry-run", "--json")
+            stored = run_cli("extract", SESSION)
+            for done in (shown, as_json, stored):
+                assert done.returncode == 0, done.stderr
+                assert LLM_TOKEN not in done.stdout, done.stdout
+            assert ("'Always rotate the token [REDACTED:github-token] after a leak.': accepted"
+                    in shown.stdout), shown.stdout
+            [llm] = [e for m in json.loads(as_json.stdout)["report"] for e in m["entries"]
+                     if e["rule"] == "llm"]
+            assert llm["text"] == "Always rotate the token [REDACTED:github-token] after a leak."
+            texts = [e["text"] for e in client.session(SESSION)["entries"]]
+            assert "Always rotate the token [REDACTED:github-token] after a leak." in texts
+    finally:
+        running.stop()
+
+
 def session_of(client: Client, cwd: Path, session: str, messages: list[str]) -> None:
     """One Claude Code session in ``cwd`` saying ``messages``, ended and extracted."""
     path = cwd / f"{session}.jsonl"
