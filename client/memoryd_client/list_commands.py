@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from memoryd_client.client import Client
     from memoryd_client.command_spec import Args
 
+#: The lines an import's message names, of those whose secrets were redacted (--json: all).
+SHOWN_LINES = 10
 PAGE = 1000  # entries per list call in an export (the daemon ends a page sooner by bytes)
 BATCH = 500  # entries per remember_many call in an import ...
 #: ... and their lines' bytes: a request is one frame (wire.MAX_FRAME_BYTES), and 500 long
@@ -216,7 +218,8 @@ def import_file(args: Args, client: Client) -> dict[str, Any]:
             # the byte-order mark an editor on Windows begins a file with is not the line's
             importer.add(number, line.removeprefix("\ufeff") if number == 1 else line)
         importer.flush()
-    return {"file": args.file, "counts": importer.counts, "refused": importer.refused}
+    return {"file": args.file, "counts": importer.counts, "refused": importer.refused,
+            "redacted": importer.redacted}
 
 
 def print_import(result: dict[str, Any]) -> None:
@@ -232,6 +235,16 @@ def print_import(result: dict[str, Any]) -> None:
                        "or archived)")
     print(f"imported {result['file']}: stored {c['stored']}, already there {c['duplicate']}, "
           f"skipped {', '.join(skipped[:-1])} and {skipped[-1]}, refused {c['refused']}")
+    redacted = result.get("redacted") or []
+    if redacted:  # as `memory store` says it: the file imported still holds them
+        from memoryd_client.views import count as counted
+
+        kinds = sorted({kind for line in redacted for kind in line["kinds"]})
+        lines = ", ".join(str(line["line"]) for line in redacted[:SHOWN_LINES])
+        more = f" and {len(redacted) - SHOWN_LINES} more" if len(redacted) > SHOWN_LINES else ""
+        print(f"redacted before it was stored: {', '.join(kinds)}, in "
+              f"{counted(len(redacted), 'entry', 'entries')} (line{'s' * (len(redacted) > 1)} "
+              f"{lines}{more} of {result['file']}, which still holds them)", file=sys.stderr)
 
 
 class _Importer:
@@ -247,6 +260,8 @@ class _Importer:
                        "skipped_watched": 0, "skipped_team": 0, "skipped_decided": 0,
                        "refused": 0}
         self.refused: list[dict[str, Any]] = []
+        #: the lines whose secrets the daemon redacted: {line, kinds}
+        self.redacted: list[dict[str, Any]] = []
         #: each agent's entries waiting to be sent (line number, entry), and their lines' bytes
         self.batches: dict[str, list[tuple[int, dict[str, Any]]]] = {}
         self.sizes: dict[str, int] = {}
@@ -300,6 +315,8 @@ class _Importer:
         if self.progress is not None:  # the lines before the ones waiting are done
             self.progress.offset = self.read - sum(map(len, self.batches.values()))
         for (number, _), result in zip(batch, self._send(batch)):
+            if result.get("redacted"):  # (a daemon before 2026-12 does not say)
+                self.redacted.append({"line": number, "kinds": list(result["redacted"])})
             if result.get("refused"):
                 self._refuse(number, result["refused"])
             elif result["stored"]:

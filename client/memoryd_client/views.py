@@ -525,6 +525,15 @@ def print_project_moved(result: dict[str, Any]) -> None:
 
 
 def print_superseded(result: dict[str, Any]) -> None:
+    """What `memory supersede` did, and what redaction took out of the new text, as `memory
+    store` says it (a daemon before 2026-12 does not say)."""
+    redacted = ", ".join(result.get("redacted") or ())
+    if redacted and result.get("edited"):  # the user's file holds what they typed
+        print(f"redacted in the index: {redacted} (the file holds the text as you typed it)",
+              file=sys.stderr)
+    elif redacted:
+        print(f"redacted before it was stored: {redacted} (the secret is kept nowhere)",
+              file=sys.stderr)
     print(f"stored {result['entry']['id']}, superseding {result['superseded']['id']}"
           + edited(result, "in"))
 

@@ -46,7 +46,9 @@ if TYPE_CHECKING:
 #: The protocol's revision: raised whenever a request may carry a param, or a reply a field,
 #: that a daemon of the revision before does not know. 1 (2026-12-01): ``hook`` takes ``cwd``
 #: (2026-11-30), and ``status`` and ``doctor`` say the daemon's ``revision`` (none before).
-REVISION = 1
+#: 2 (2026-12): ``supersede``'s reply and each of ``remember_many``'s results say
+#: ``redacted`` (the kinds of secret taken out), as ``remember``'s did.
+REVISION = 2
 #: Largest frame either side accepts (the length prefix excluded).
 MAX_FRAME_BYTES = 8 * 1024 * 1024
 HEADER = struct.Struct(">I")

@@ -8,6 +8,7 @@ from typing import Any
 
 from memoryd.passes.entry_files import EntryEdit, FileEntryEdits
 from memoryd.passes.scope import ScopeMoves
+from memoryd.redact import redacted_kinds
 from memoryd.server.params import Params
 from memoryd.server.replies import entry_reply
 from memoryd.server.requests import (
@@ -35,11 +36,15 @@ class EntryMethods:
 
     async def m_supersede(self, params: Params) -> dict[str, Any]:
         """The new version (``entry``) and the old one (``superseded``); ``edited``: the
-        file's edit."""
-        done = await self.edits.supersede(supersede_request(params))
+        file's edit; ``redacted``: the kinds of secret taken out of the new text, when any
+        were (out of the entry only, for a file's: the file holds the text as typed)."""
+        request = supersede_request(params)
+        done = await self.edits.supersede(request)
         assert done.superseded is not None
-        return {"entry": entry_reply(done.entry), "superseded": entry_reply(done.superseded),
-                **_extras(done)}
+        reply = {"entry": entry_reply(done.entry), "superseded": entry_reply(done.superseded),
+                 **_extras(done)}
+        kinds = sorted(redacted_kinds(request.text or "", done.entry.text))
+        return {**reply, "redacted": kinds} if kinds else reply
 
     async def m_scope(self, params: Params) -> dict[str, Any]:
         done = await self.scopes.scope(scope_request(params))

@@ -26,7 +26,7 @@ from memoryd.server.requests import (
     remember_request,
     search_request,
 )
-from memoryd.store.records import Remembered
+from memoryd.store.records import Remembered, RememberRequest
 
 
 class MemoryMethods:
@@ -42,30 +42,26 @@ class MemoryMethods:
         request = remember_request(params)
         written = await self.parts.writes.remember(request)
         (reply,) = await self._replies([written])
-        # what the write path's redaction took out, from the marks it left (said, not rescanned)
-        said = "\n".join([request.text, request.category, request.key or "", *request.tags,
-                          request.project or "", request.session or "",
-                          request.message_id or ""])
-        kept = written.entry
-        stored = "\n".join([kept.text, kept.category, kept.key or "", *kept.tags,
-                            kept.project or "", kept.session or "", kept.message_id or ""])
-        kinds = sorted(redacted_kinds(said, stored)) \
-            if written.stored or written.duplicate == "exact" else []  # a near one: its own
-        return {**reply, "redacted": kinds} if kinds else reply  # the user is told
+        return told_redacted(reply, request, written)
 
     async def m_remember_many(self, params: Params) -> dict[str, Any]:
         """Each entry's result by ids (:func:`remember_many_result`): a reply that stays
         small however long the entries, so that a stored batch is never answered with an
-        error for its reply's size. A batch the disk refused after its first slices were
+        error for its reply's size; ``redacted`` in the result of an entry whose secrets
+        were taken out, as remember's. A batch the disk refused after its first slices were
         stored is answered with the refusal, those slices' results in its ``data``."""
+        requests = remember_many_requests(params)
         try:
-            written = await self.parts.writes.remember_many(remember_many_requests(params))
+            written = await self.parts.writes.remember_many(requests)
         except PartlyStoredError as exc:
             # what they corrected is not recorded as a run: the disk refuses writes
-            exc.data = {"results": [remember_many_result(w) for w in exc.written],
+            exc.data = {"results": [told_redacted(remember_many_result(w), q, w)
+                                    for q, w in zip(requests, exc.written)],
                         "total": exc.total}
             raise
-        return {"results": await self._replies(written, remember_many_result)}
+        replies = await self._replies(written, remember_many_result)
+        return {"results": [told_redacted(reply, request, w)
+                            for reply, request, w in zip(replies, requests, written)]}
 
     async def _replies(self, written: list[Remembered],
                        reply: Callable[[Remembered, str | None], dict[str, Any]] = remember_reply
@@ -96,3 +92,19 @@ class MemoryMethods:
         removed = [history.removed] if history.removed is not None else []
         return {"entries": [entry_reply(e) for e in history.entries] + removed,
                 "events": history.events}
+
+
+def told_redacted(reply: dict[str, Any], request: RememberRequest,
+                  written: Remembered) -> dict[str, Any]:
+    """``reply`` with ``redacted``: the kinds of secret the write path's redaction took out
+    of what ``request`` said (its text, category, key, tags, project, session and message
+    id), from the marks it left (not rescanned), when it took any; so the user is told. A
+    near duplicate's entry is another text, with marks of its own: nothing is said."""
+    said = "\n".join([request.text, request.category, request.key or "", *request.tags,
+                      request.project or "", request.session or "", request.message_id or ""])
+    kept = written.entry
+    stored = "\n".join([kept.text, kept.category, kept.key or "", *kept.tags,
+                        kept.project or "", kept.session or "", kept.message_id or ""])
+    kinds = sorted(redacted_kinds(said, stored)) \
+        if written.stored or written.duplicate == "exact" else []
+    return {**reply, "redacted": kinds} if kinds else reply

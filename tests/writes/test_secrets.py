@@ -201,6 +201,56 @@ def test_the_store_command_says_what_it_redacted(daemon, client) -> None:
     assert plain.returncode == 0 and "redacted" not in plain.stderr
 
 
+def test_supersede_says_what_it_redacted(daemon, client, memoryd_home) -> None:
+    """`memory store` says what it redacted; `memory supersede` said nothing (no `redacted`
+    in --json either). An entry of the API's: kept nowhere; a memory file's line: the file
+    holds what was typed, the index's entry is redacted."""
+    old = client.remember("ops", "deploy", "the deploy runs at noon")["entry"]["id"]
+    done = run_cli("supersede", old, f"the deploy token is {GITHUB}")
+    assert done.returncode == 0, done.stderr
+    assert "redacted before it was stored: github-token (the secret is kept nowhere)" in \
+        done.stderr
+    newer = json.loads(run_cli("get", old, "--json").stdout)["superseded_by"]
+    as_json = run_cli("supersede", newer, f"the deploy token is {GITHUB}, rotated", "--json")
+    assert as_json.returncode == 0, as_json.stderr
+    assert json.loads(as_json.stdout)["redacted"] == ["github-token"]
+    plain = run_cli("supersede", json.loads(as_json.stdout)["entry"]["id"], "no token now")
+    assert plain.returncode == 0 and "redacted" not in plain.stderr
+
+    notes = memoryd_home / "user/.claude/CLAUDE.md"
+    notes.parent.mkdir()
+    notes.write_text("- The release job signs with the old key.\n")
+
+    def line() -> list[str]:
+        return [h["id"] for h in client.search("release job signs", agents=["*"])["hits"]
+                if "old key" in h["text"]]
+
+    wait_until(line)
+    in_file = run_cli("supersede", line()[0], f"The release job signs with {GITHUB}.")
+    assert in_file.returncode == 0, in_file.stderr
+    assert ("redacted in the index: github-token (the file holds the text as you typed it)"
+            in in_file.stderr), in_file.stderr
+    assert GITHUB in notes.read_text()
+
+
+def test_import_says_which_lines_it_redacted(daemon, client, tmp_path) -> None:
+    """`memory import` (remember_many) stored a line's secret redacted without a word."""
+    lines = [{"agent": "ops", "category": "deploy", "text": "the deploy runs at noon"},
+             {"agent": "ops", "category": "deploy", "text": f"the deploy token is {GITHUB}"},
+             {"agent": "ops", "category": "cloud", "text": f"the CI signs in as {AWS}"}]
+    export = tmp_path / "export.jsonl"
+    export.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    done = run_cli("import", str(export))
+    assert done.returncode == 0, done.stderr
+    assert (f"redacted before it was stored: aws-access-key, github-token, in 2 entries "
+            f"(lines 2, 3 of {export}, which still holds them)") in done.stderr, done.stderr
+    again = run_cli("import", str(export), "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["redacted"] == [
+        {"line": 2, "kinds": ["github-token"]}, {"line": 3, "kinds": ["aws-access-key"]}]
+    assert GITHUB not in json.dumps(client.list_entries(agent="ops")) and AWS not in again.stdout
+
+
 def test_purge_deletes_a_torn_line_that_holds_the_secret(memoryd_home, embedder) -> None:
     """A write cut short (a crash mid-append) leaves its bytes in ``torn/``, kept for the user;
     a purge of the text it holds deletes it too, and leaves another agent's alone."""

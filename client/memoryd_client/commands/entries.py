@@ -294,7 +294,8 @@ COMMANDS: dict[str, Command] = {
         "are kept (they were kept where they came from), and every entry goes to the agent's "
         "ledger and history (via: import). Entries that are not active, entries indexed from "
         "watched files (watch their files instead) and a team's (`memory sync add-shared` "
-        "brings them) are skipped and counted. A terminal "
+        "brings them) are skipped and counted. Secrets are redacted before an entry is "
+        "stored, and the command names the lines that held some. A terminal "
         "shows how far it is; the command waits as long as the daemon reports progress, and "
         "if the daemon stops answering (exit 3), running it again is safe.",
         args=(Arg("file", metavar="FILE", help="a JSONL file, or - for standard input"),),
