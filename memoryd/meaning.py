@@ -24,14 +24,26 @@ are read (:func:`reading`) and compared (:func:`difference`). They say different
   merge" / "merge over rebase", "Alice reports to Bob" / "Bob reports to Alice"), a "not"
   among them ("tabs, not spaces" / "spaces, not tabs"): **order**.
   Two words that only trade places ("Outline fonts" / "fonts outlined", "the first of
-  December" / "December 1st") are the same thing said otherwise.
+  December" / "December 1st") are the same thing said otherwise;
+- their auxiliaries say it holds at other times ("Jenkins *is* our CI server" / "… *was* …",
+  "we *will* migrate" / "we *did* migrate"), or one says it held and holds no longer ("Alice
+  owns the billing service" / "Alice *used to* own …") or is yet to ("… *will* own …"):
+  **tense**. A verb's own ending is not read ("The outage was caused by the DNS provider" /
+  "The DNS provider caused the outage" are one), so a text with no auxiliary differs only
+  from "used to" and "will";
+- their modal verbs say another force ("Tests *must* pass" / "Tests *should* pass" / "Tests
+  *may* fail"; "have to" and "need to" are "must"): **mood**. A rule said without one is
+  said with any ("Outline fonts before exporting" / "Fonts must be outlined before export").
 
 Words are compared by a light stem (``commits``, ``committing`` → ``commit``; ``linter`` →
 ``lint``), after a few abbreviations (``repo`` → ``repository``, ``db`` → ``database``,
-``prod`` → ``production``) and without stop words and filler (``always``, ``please``,
-``must``, ``every``). That is all: no thesaurus, so "push by hand" and "push manually" are two
-memories (a miss costs a second copy; a wrong merge hides what the user said). Texts that say
-the same thing have the same :attr:`Reading.key`, which groups the texts worth comparing.
+``prod`` → ``production``) and without stop words, filler (``always``, ``please``,
+``every``) and the words that only say it is said again (``again``, ``still``, "once
+more": "Used threshold-based black removal again; it ate the dark hair" is the mistake of a
+week before, seen once more). That is all: no thesaurus, so "push by hand" and "push
+manually" are two memories (a miss costs a second copy; a wrong merge hides what the user
+said). Texts that say the same thing have the same :attr:`Reading.key`, which groups the
+texts worth comparing.
 
 A difference is a **contradiction** — the same topic, said two incompatible ways, put to a
 person rather than merged — when it is a negation of the same words, or the one change
@@ -77,10 +89,33 @@ NEGATIONS = frozenset({"not", "never", "no", "nor", "without", "cannot", "dont",
 _LEADING_NEGATIONS = frozenset({"avoid", "stop"})
 #: Words a wording varies in without changing what it says (beyond the stop words).
 FILLER = frozenset(
-    "always please pls just really also every each must should shall need needs make sure "
+    "always please pls just really also every each need needs make sure "
     "remember use uses using used get gets got am being been he she him her hers his "
     "mine ours yours whose whom its there here very actually basically generally ever allow "
     "allows allowed permit permits permitted okay ok fine".split())
+#: Words that only say a thing is said again ("Used the threshold again; it ate the dark
+#: hair" is a sighting of the same mistake; "once more" and "once again" too, read before
+#: "once" is a number).
+RESTATING = frozenset({"again", "still", "anew"})
+#: The auxiliaries that say when a statement holds, as written (contractions as their verb:
+#: "it's" is "is", "won't" "will"), and "used to" (not after "be" or "get": "is used to
+#: build" is no tense).
+TENSES = {
+    "is": "present", "are": "present", "am": "present", "do": "present", "does": "present",
+    "has": "present", "have": "present",
+    "was": "past", "were": "past", "did": "past", "had": "past", "used to": "past",
+    "will": "future",
+}
+#: Tenses a text without an auxiliary cannot have: "used to" says it holds no longer,
+#: "will" that it is yet to (a bare verb's own tense is not read: it may be either other).
+MARKED_TENSES = frozenset({"used to", "will"})
+_NOT_USED_TO = frozenset({"is", "are", "am", "was", "were", "be", "been", "being", "get",
+                          "gets", "got", "getting", "become", "becomes", "became"})
+#: The modal verbs as written, by the force they say ("have to" and "need to" as "must").
+MOODS = {"must": "must", "shall": "must", "have to": "must", "has to": "must",
+         "had to": "must", "need to": "must", "needs to": "must", "should": "should",
+         "ought": "should", "may": "may", "might": "may", "can": "may", "could": "may",
+         "cannot": "may"}
 #: Words one wording may add to another without changing what it says: a verb that only
 #: carries the rule ("run the linter" / "lint"), a general noun ("your changes"), an aside
 #: ("(I told you)").
@@ -200,7 +235,12 @@ _QUANTITY_STEMS = frozenset(_stem(w) for w in QUANTITIES)
 #: LIGHT and ADDABLE as terms (stems), as :func:`difference` meets them.
 LIGHT_TERMS = frozenset(_stem(w) for w in LIGHT) | LIGHT
 ADDABLE_TERMS = frozenset(_stem(w) for w in ADDABLE) | ADDABLE
-_DROPPED = LESSON_STOPWORDS | FILLER
+#: The modal verbs and auxiliaries are no terms: :func:`difference` reads a mood and a tense.
+_DROPPED = LESSON_STOPWORDS | FILLER | RESTATING | frozenset(
+    word for word in (*MOODS, *TENSES) if " " not in word and word not in LIGHT)
+#: A contraction's verb ("it's", "we're", "I'll", "we've", "I'm"): a tense ("'d" is "had"
+#: or "would": none).
+_CONTRACTED_VERBS = {"s": "is", "re": "are", "ll": "will", "ve": "have", "m": "am"}
 _POSSESSIVE = "'s"
 
 
@@ -215,6 +255,18 @@ class Reading:
     written: tuple[tuple[str, str], ...] = ()
     names: frozenset[str] = frozenset()  # terms written with a capital inside a sentence
     order: tuple[str, ...] = ()  # the terms with the MARKERS and NEGATION_MARKs, in order
+    #: its auxiliaries and "used to" as written (:data:`TENSES`), and its modal verbs
+    #: (:data:`MOODS`): what :func:`difference` reads a tense and a mood by
+    tenses: tuple[str, ...] = ()
+    moods: tuple[str, ...] = ()
+
+    @property
+    def times(self) -> frozenset[str]:
+        return frozenset(TENSES[word] for word in self.tenses)
+
+    @property
+    def forces(self) -> frozenset[str]:
+        return frozenset(MOODS[word] for word in self.moods)
 
     @property
     def term_set(self) -> frozenset[str]:
@@ -239,8 +291,8 @@ class Reading:
 class Difference:
     """Why two texts say different things: what differs (``negation``, ``number``,
     ``antonym``, ``environment``, ``quantity``, ``name``, ``wording``, ``addition``,
-    ``order``), the words on each side, and whether it is a contradiction (see the module's
-    docstring)."""
+    ``order``, ``tense``, ``mood``), the words on each side, and whether it is a
+    contradiction (see the module's docstring)."""
 
     what: str
     first: tuple[str, ...]
@@ -255,7 +307,7 @@ class Difference:
         if self.what == "order":
             return f"the same words in another order: {a} / {b}"
         if self.what == "addition":
-            return f"one says more ({a or b})"
+            return f"one says more ({', '.join(self.first or self.second)})"
         return f"{self.what}: {a} / {b}"
 
 
@@ -280,24 +332,14 @@ def reading(text: str) -> Reading:
     capitals = {match.group().lower() for match in _CAPITALISED.finditer(text)}
     raw = _THOUSANDS.sub("", text.lower().replace("\u2019", "'"))
     raw = raw.replace("&", " and ").replace("-", " ")
-    words: list[str] = []
-    for word in _tokens(raw):
-        if "'" in word:
-            base, _, tail = word.partition("'")
-            if tail == "t" and base.endswith("n"):  # don't, can't, doesn't
-                stem = base[:-1]
-                words += [_CONTRACTION_BASE.get(stem, stem), "not"]
-            elif tail == "s" and base not in _PRONOUNS_IS:
-                words += [base, _POSSESSIVE]
-            else:
-                words.append(base)  # it's, we're, I'll, they'd: the verb is a stop word
-        else:
-            words.append(word)
+    words = [part for word in _tokens(raw) for part in _uncontracted(word)]
     terms: list[str] = []
     order: list[str] = []
     written: list[tuple[str, str]] = []
     negative = False
     for number, word in enumerate(words):
+        if _once_more(words, number):
+            continue
         if word == "cannot":
             words_here = ["can", "not"]
         elif word in _ABBREVIATIONS:
@@ -324,7 +366,50 @@ def reading(text: str) -> Reading:
                 written.append((term, word))
     names = frozenset(term for term, word in [*written, *((t, t) for t in terms)]
                       if word in capitals)
-    return Reading(tuple(terms), negative, tuple(written), names, tuple(order))
+    tenses, moods = _auxiliaries(words)
+    return Reading(tuple(terms), negative, tuple(written), names, tuple(order), tenses, moods)
+
+
+def _uncontracted(word: str) -> list[str]:
+    """A word, a contraction as its words: "don't" → do, not; "Alice's" → alice, 's; "it's"
+    → it, is ("they'd", "let's": their first word)."""
+    if "'" not in word:
+        return [word]
+    base, _, tail = word.partition("'")
+    if tail == "t" and base.endswith("n"):  # don't, can't, doesn't
+        stem = base[:-1]
+        return [_CONTRACTION_BASE.get(stem, stem), "not"]
+    if tail == "s" and base not in _PRONOUNS_IS:
+        return [base, _POSSESSIVE]
+    if tail in _CONTRACTED_VERBS and base != "let":
+        return [base, _CONTRACTED_VERBS[tail]]  # it's, we're, I'll: a stop word, a tense
+    return [base]
+
+
+def _once_more(words: Sequence[str], at: int) -> bool:
+    """Whether a word is of a "once more" or "once again": said again, no number."""
+    if words[at] == "once":
+        return words[at + 1:at + 2] in (["more"], ["again"])
+    return words[at] == "more" and at > 0 and words[at - 1] == "once"
+
+
+def _auxiliaries(words: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A text's auxiliaries that say a tense and its modal verbs, as written (see
+    :data:`TENSES`, :data:`MOODS`)."""
+    tenses: list[str] = []
+    moods: list[str] = []
+    for at, word in enumerate(words):
+        after = words[at + 1] if at + 1 < len(words) else ""
+        if word == "used" and after == "to" and (not at or words[at - 1] not in _NOT_USED_TO):
+            tenses.append("used to")
+            continue
+        if after == "to" and f"{word} to" in MOODS:
+            moods.append(f"{word} to")
+        elif word in MOODS:
+            moods.append(word)
+        if word in TENSES:
+            tenses.append(word)
+    return tuple(tenses), tuple(moods)
 
 
 def _term(word: str, before: str) -> str | None:
@@ -383,7 +468,25 @@ def difference(first: str | Reading, second: str | Reading) -> Difference | None
         shown = (a.shown(swapped[0]), a.shown(swapped[1]))
         return Difference("order", shown, tuple(reversed(shown)),
                           not _identifiers(a, b, swapped))
+    if _other_times(a, b):
+        return Difference("tense", _distinct(a.tenses), _distinct(b.tenses), False)
+    if a.forces and b.forces and a.forces != b.forces:
+        return Difference("mood", _distinct(a.moods), _distinct(b.moods), False)
     return None
+
+
+def _other_times(a: Reading, b: Reading) -> bool:
+    """Whether two texts' auxiliaries say their statement holds at other times: both say a
+    tense, not the same; or one says none and the other "used to" or "will" (see the
+    module's docstring)."""
+    times_a, times_b = a.times, b.times
+    if times_a and times_b:
+        return times_a != times_b
+    return bool(MARKED_TENSES.intersection(a.tenses or b.tenses))
+
+
+def _distinct(words: Sequence[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(words))
 
 
 def _identifiers(a: Reading, b: Reading, swapped: tuple[str, str]) -> bool:

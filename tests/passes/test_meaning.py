@@ -76,6 +76,15 @@ def test_no_labelled_pair_that_says_different_things_is_one(cosines) -> None:
     # "worked" is no unit (its stem is "workers"'): another sprint, not another quantity
     ("Sprint 12: worked on the login page with Alice",
      "Sprint 13: worked on the login page with Alice", "number", False),
+    # when it holds, and how strongly a rule binds: two memories, neither a contradiction (a
+    # month's tester's "Alice used to own …" was refused as a near duplicate of "Alice owns …")
+    ("Alice owns the billing service", "Alice used to own the billing service", "tense", False),
+    ("Jenkins is our CI server", "Jenkins was our CI server", "tense", False),
+    ("It's our CI server", "It was our CI server", "tense", False),
+    ("We will move the docs to the wiki", "We did move the docs to the wiki", "tense", False),
+    ("Alice owns the billing service", "Alice will own the billing service", "tense", False),
+    ("Tests must pass before merging", "Tests should pass before merging", "mood", False),
+    ("Customers can cancel an order", "Customers must cancel an order", "mood", False),
 ])
 def test_what_differs_is_named_and_a_contradiction_is_told_apart(a: str, b: str, what: str,
                                                                  contradiction: bool) -> None:
@@ -90,6 +99,18 @@ def test_what_differs_is_named_and_a_contradiction_is_told_apart(a: str, b: str,
     ("The deploy freeze starts on the first of December",
      "The deploy freeze starts on December 1st"),
     ("Never force-push to main", "Don't force push to the main branch"),
+    # said again: a sighting of the same thing
+    ("Used threshold-based black removal; it ate the dark hair.",
+     "Used threshold-based black removal again; it ate the dark hair."),
+    ("The nightly build failed on the upload test",
+     "The nightly build failed on the upload test once more"),
+    ("Jenkins is our CI server", "Jenkins is still our CI server"),
+    # one tense said two ways, a bare verb's tense unread, one force said two ways
+    ("Jenkins was our CI server", "Jenkins used to be our CI server"),
+    ("The survey had 240 respondents", "There were 240 respondents to the survey"),
+    ("The script is used to build the app", "The script builds the app"),
+    ("Tests must pass before merging", "Tests have to pass before merging"),
+    ("Outline fonts before exporting", "Fonts must be outlined before export"),
 ])
 def test_the_same_thing_said_otherwise_has_no_difference(a: str, b: str) -> None:
     assert difference(a, b) is None
@@ -199,3 +220,29 @@ def test_a_big_notebook_goes_through_the_pass_whole(memoryd_home: Path, client: 
     time.sleep(0.3)
     moved = client.get(old[copies[0].split("] ", 1)[1]])
     assert moved["status"] == "active" and moved["source"].endswith("archive/notebook.md")
+
+
+def test_consolidation_keeps_another_tense_or_mood_apart(client: Client) -> None:
+    """A month's tester imported "Jenkins is our CI server" (11-02, 0.95) and "Jenkins was our
+    CI server" (11-25, 0.8): consolidation superseded the newer, past-tense statement and made
+    the stale one surer (0.95 → 0.97); asked "is Jenkins still our CI server", search found the
+    stale one alone. Both stay, and the newer comes first."""
+    pairs = [("Jenkins is our CI server", "Jenkins was our CI server"),
+             ("Tests must pass before merging", "Tests should pass before merging")]
+    entries = [{"agent": "qa3", "category": "team", "text": text, "confidence": confidence,
+                "created": created, "force": True}  # as `memory import` keeps near duplicates
+               for before, after in pairs
+               for text, confidence, created in ((before, 0.95, "2026-11-02T10:00:00Z"),
+                                                 (after, 0.8, "2026-11-25T10:00:00Z"))]
+    results = client.remember_many(entries)["results"]
+    assert all(r["stored"] for r in results)
+    wait_until(lambda: not client.status().get("backlog"))
+    done = client.pass_run("consolidate", full=True)
+    assert "merged" not in done["counts"], done
+    for result, entry in zip(results, entries):
+        stored = client.get(result["id"])
+        assert (stored["status"], stored["confidence"]) == ("active", entry["confidence"])
+    hits = client.search("is Jenkins still our CI server", agent="qa3")["hits"]
+    assert [h["text"] for h in hits[:2]] == ["Jenkins was our CI server",
+                                             "Jenkins is our CI server"]
+

@@ -249,3 +249,28 @@ def test_a_version_of_a_version_is_no_newer_version(client: Client) -> None:
     assert "says it otherwise" in marta
     hits = client.search("who owns the nightly backup job", agent="coder")["hits"]
     assert [hit.get("newer") for hit in hits if "owned by Sven" in hit["text"]] == [None]
+
+
+def test_a_tense_or_a_mood_changed_is_stored_beside_the_old_memory(daemon) -> None:
+    """A month's tester (2026-12-01) typed "Alice used to own the billing service" after
+    "Alice owns the billing service": refused as a near duplicate (cosine 0.96), as were "Jenkins
+    was our CI server" after "… is …" and a "should" after a "must": the words that say when
+    a statement holds, and how strongly a rule binds, were stop words and filler. Each is a
+    memory of its own, stored beside the other; asked, the newer comes first and the older says
+    a newer version of it exists."""
+    for before, after in (("Alice owns the billing service",
+                           "Alice used to own the billing service"),
+                          ("Jenkins is our CI server", "Jenkins was our CI server"),
+                          ("Tests must pass before merging", "Tests should pass before merging")):
+        first = run_cli("store", "qa5", "team", before)
+        assert first.returncode == 0, first.stderr
+        old = first.stdout.split()[1]
+        second = run_cli_at_terminal("store", "qa5", "team", after)
+        assert second.returncode == 0, second.stdout + second.stderr
+        assert "near duplicate" not in second.stdout + second.stderr
+        assert f"kept beside {old}: {before}" in second.stdout
+    shown = run_cli("search", "qa5", "-", "is Jenkins still our CI server")
+    lines = shown.stdout.splitlines()
+    assert lines[0].endswith("Jenkins was our CI server"), shown.stdout
+    assert "[earlier version of" in lines[1] and lines[1].endswith("Jenkins is our CI server")
+
