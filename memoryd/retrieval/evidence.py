@@ -25,7 +25,7 @@ from memoryd.retrieval.known import (
 from memoryd.retrieval.plan import SearchPlan
 from memoryd.retrieval.ranking import NO_ALIGN, NO_VECTOR, Model
 from memoryd.retrieval.records import Background
-from memoryd.retrieval.versions import NEAR_TOP, version_groups, version_links
+from memoryd.retrieval.versions import NEAR_TOP, told_apart, version_groups, version_links
 from memoryd.store.database import Store
 from memoryd.store.records import IndexedText
 
@@ -50,7 +50,8 @@ class Evidence:
         """One row of FEATURES per candidate, a column at a time; the evidence each lacks
         (ranking.py, "Missing evidence"): None, NO_ALIGN or NO_VECTOR; the question's words
         each holds (a row of booleans); and the group of versions each is in
-        (memoryd.retrieval.versions), None for most."""
+        (memoryd.retrieval.versions), None for most; the words as versions are told apart
+        by (:func:`~memoryd.retrieval.versions.told_apart`)."""
         missing = [r for r in candidates if r not in mixes]
         if query is not None and missing:
             if self.derived.index is not None:
@@ -133,7 +134,9 @@ class Evidence:
                    else NO_ALIGN if lexicon is None or (entry.unaligned
                                                        and rowid > lexicon.filled_to)
                    else None for rowid, entry in zip(candidates, known)]
-        return np.column_stack(columns), lacking, holds, [groups.get(r) for r in candidates]
+        return np.column_stack(columns), lacking, \
+            told_apart(holds, candidates, list(plan.weights), plan.versions, plan.version_words), \
+            [groups.get(r) for r in candidates]
 
     def _versions(self, plan: SearchPlan, texts: dict[int, IndexedText],
                   vector_rank: dict[int, int], known: dict[int, Known]) -> dict[int, int]:
@@ -143,8 +146,9 @@ class Evidence:
             *sorted(vector_rank, key=vector_rank.__getitem__)[:NEAR_TOP],
             *sorted(plan.keyword, key=lambda r: plan.keyword[r][0])[:NEAR_TOP]])
             if rowid in known and texts[rowid].statement]
+        plan.version_words = {rowid: self.known.informative(known[rowid]) for rowid in near}
         plan.versions = version_links(
-            near, {rowid: self.known.informative(known[rowid]) for rowid in near},
+            near, plan.version_words,
             {rowid: frozenset((texts[rowid].project,)) for rowid in near}) if len(near) > 1 else {}
         return version_groups(near, plan.versions)
 

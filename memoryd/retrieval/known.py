@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from memoryd.retrieval.terms import STOPWORDS
-from memoryd.retrieval.versions import RESTATING
+from memoryd.retrieval.versions import CHANGE, CHANGING, RESTATING
 from memoryd.store.database import Store
 from memoryd.store.lexicon import Lexicon, is_word
 from memoryd.store.records import IndexedText
@@ -136,6 +136,8 @@ class KnownEntries:
         self._stop_stems: set[str] | None = None
         #: the stop words and the words that say a statement is said again (versions)
         self._restating: set[str] | None = None
+        #: the verbs that say a statement changed, stemmed (versions)
+        self._changing: set[str] = set()
         #: (rowid, hash of its text) → what search knows of the entry: an entry's text can
         #: change, and SQLite gives a deleted last rowid to the next entry
         self._known: dict[tuple[int, int], Known] = {}
@@ -171,12 +173,14 @@ class KnownEntries:
 
     def informative(self, entry: Known) -> frozenset[str]:
         """An entry's words as versions are told by (memoryd.retrieval.versions): its stems as
-        the full-text index has them, the stop words left out."""
+        the full-text index has them, the stop words left out, a verb of change marked."""
         if entry.informative is None:
             if self._restating is None:
                 self._restating = self._stops() | self._tokens(" ".join(RESTATING))
-            stops = self._restating
-            entry.informative = frozenset(word for word in entry.words if word not in stops
+                self._changing = self._tokens(" ".join(CHANGING))
+            stops, changing = self._restating, self._changing
+            entry.informative = frozenset(CHANGE + word if word in changing else word
+                                          for word in entry.words if word not in stops
                                           and word not in entry.titles_only)
         return entry.informative
 

@@ -51,6 +51,8 @@ class SearchPlan:
     #: the best candidates' versions of one statement (memoryd.retrieval.versions): rowid →
     #: its own versions among them (not a version's version)
     versions: dict[int, set[int]] = field(default_factory=dict)
+    #: their informative words (memoryd.retrieval.known), which tell the versions apart
+    version_words: dict[int, frozenset[str]] = field(default_factory=dict)
 
 
 #: The vector index's candidates for each of a plan's filters: rowid → (cosine, best part's).

@@ -274,3 +274,20 @@ def test_a_tense_or_a_mood_changed_is_stored_beside_the_old_memory(daemon) -> No
     assert lines[0].endswith("Jenkins was our CI server"), shown.stdout
     assert "[earlier version of" in lines[1] and lines[1].endswith("Jenkins is our CI server")
 
+
+def test_a_correction_that_says_moved_to_is_a_newer_version(client: Client) -> None:
+    """"Correction: production moved to Postgres 16" after "Production runs Postgres 15": the
+    two shared two words and each changed two ("runs" and 15, "moved" and 16), so they were no
+    versions; asked which Postgres production runs, the old one came first (0.47) and the
+    correction last (0.01), with no "[earlier version of". Its "moved to" stands for "runs"."""
+    old = client.remember("qa", "infra", "Production runs Postgres 15")["entry"]["id"]
+    new = client.remember("qa", "infra",
+                          "Correction: production moved to Postgres 16")["entry"]["id"]
+    hits = client.search("which Postgres version does production run", agent="qa")["hits"]
+    assert [h["id"] for h in hits[:2]] == [new, old] and hits[0]["match"] and hits[1]["match"]
+    assert "newer" not in hits[0] and hits[1]["newer"] == new
+    shown = run_cli("search", "qa", "-", "which Postgres version does production run")
+    assert f"[earlier version of {new}]: Production runs Postgres 15" in shown.stdout
+    # a question naming the old detail tells them apart: the old one first, marked
+    asked = client.search("does production still run Postgres 15", agent="qa")["hits"]
+    assert asked[0]["id"] == old and asked[0]["newer"] == new
