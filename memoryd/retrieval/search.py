@@ -178,7 +178,9 @@ class Searcher:
         # the newest of each one's versions, ranked before it or after (a question naming an
         # older one's detail ranks that first): what a hit says is newer
         newer = newest_versions(plan.versions, {r: written[r] for r in plan.versions},
-                                {r: normalise_text(texts[r].text) for r in plan.versions})
+                                {r: normalise_text(texts[r].text) for r in plan.versions},
+                                plan.version_words,
+                                {r: texts[r].text for r in plan.versions})
         # read ahead: a hit whose turns an earlier hit's passage shows already is left out
         ahead = ranked[:plan.limit + CONTEXT_HITS]
         # the hits' rows, read as the hits need them; and the newer versions' (their ids)

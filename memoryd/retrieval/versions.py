@@ -46,9 +46,10 @@ group), and
   names the detail of one ("is staging still on Postgres 14") tells them apart, and the
   ranking decides;
 - each says which of its own versions (not a version's version) is the newest, when that is
-  newer than it and says it otherwise (a hit's ``newer``), wherever either ranks: asked about
-  Postgres 14, the old one comes first and says a newer version of it exists (it said
-  nothing, as if it were the latest word). "The nightly backup job is owned by Marta", then "… by
+  newer than it and says it otherwise (:func:`says_otherwise`: not one that says it again or
+  says more; a hit's ``newer``), wherever either ranks: asked about Postgres 14, the old one
+  comes first and says a newer version of it exists (it said nothing, as if it were the
+  latest word). "The nightly backup job is owned by Marta", then "… by
   Sven", then "… was last touched by Marta": both later ones are versions of the first, but
   the second is no earlier version of the third, which changes two details of it (the three
   being one group, the block had marked it "said earlier").
@@ -74,6 +75,8 @@ from typing import NamedTuple, TypeVar
 
 import numpy as np
 
+from memoryd.meaning import difference
+
 K = TypeVar("K", bound=Hashable)
 
 #: The informative words a version may have that the other lacks.
@@ -91,7 +94,7 @@ RESTATING = frozenset("correction corrected correcting update updated instead an
 #: other has "runs" (they shared two words, each changed two: no version, and the correction
 #: ranked 0.01 below the value it corrects, 0.47). Among a statement's informative words each
 #: is marked (:data:`CHANGE` before its stem): one on one side only stands for a word of the
-#: other. Not "change": a noun
+#: other, and it is no detail the other lacks (:func:`says_otherwise`). Not "change": a noun
 #: as often ("no change", "merging changes"), whose notes "re-ran eval on sample 6, no change"
 #: / "… on sample 1 with the relabelled queries" it made versions.
 CHANGING = frozenset(
@@ -143,6 +146,21 @@ def _changing(words: frozenset[str]) -> bool:
     return any(word.startswith(CHANGE) for word in words)
 
 
+def says_otherwise(older: frozenset[str], newer: frozenset[str], older_text: str,
+                   newer_text: str) -> bool:
+    """Whether a newer version of a statement (their informative words, and texts) says it
+    otherwise: it lacks a detail of it (a word, a verb of change aside), or it has every
+    word of it and says them another way (memoryd.meaning: a "don't", another tense or mood,
+    an antonym or order among the stop words). One that says it again ("Used threshold-based
+    black removal again; …") or says more ("Production runs Postgres 16 for the main
+    database" after "Correction: we moved to Postgres 16 in production") does not: both had
+    marked the older "said earlier; a newer memory here says it otherwise"."""
+    if any(not word.startswith(CHANGE) for word in older - newer):
+        return True
+    differs = difference(older_text, newer_text)
+    return differs is not None and differs.what not in ("addition", "wording")
+
+
 def version_links(keys: Sequence[K], words: Mapping[K, frozenset[str]],
                   scopes: Mapping[K, frozenset[str | None]]) -> dict[K, set[K]]:
     """Each of ``keys`` (statements: rowids, or texts; their informative ``words``; the
@@ -190,24 +208,31 @@ def version_groups(keys: Sequence[K], links: Mapping[K, set[K]]) -> dict[K, K]:
 
 
 def newest_versions(links: Mapping[K, set[K]], when: Mapping[K, Written],
-                    said: Mapping[K, str]) -> dict[K, K]:
+                    said: Mapping[K, str], words: Mapping[K, frozenset[str]],
+                    texts: Mapping[K, str]) -> dict[K, K]:
     """Each statement that has versions (``links``) → the newest of them (``when`` each was
-    written), when that is :func:`newer` than it and ``said`` otherwise (a copy of its text,
-    another agent's or a file's, is not a newer version of it)."""
-    newest = {key: max(others, key=lambda other: (*_latest(when[other]), str(other)))
-              for key, others in links.items()}
-    return {key: latest for key, latest in newest.items()
-            if newer(when[latest], when[key]) and said[latest] != said[key]}
+    written) that is :func:`newer` than it and says it otherwise (:func:`says_otherwise`, by
+    their informative ``words`` and ``texts``; a copy of its text, ``said`` alike, another
+    agent's or a file's, is not a newer version of it)."""
+    newest: dict[K, K] = {}
+    for key, others in links.items():
+        later = [other for other in others if newer(when[other], when[key])
+                 and said[other] != said[key]
+                 and says_otherwise(words[key], words[other], texts[key], texts[other])]
+        if later:
+            newest[key] = max(later, key=lambda other: (*_latest(when[other]), str(other)))
+    return newest
 
 
 def earlier(keys: Sequence[K], words: Mapping[K, frozenset[str]], when: Mapping[K, Written],
-            scopes: Mapping[K, frozenset[str | None]]) -> set[K]:
+            scopes: Mapping[K, frozenset[str | None]], texts: Mapping[K, str]) -> set[K]:
     """Those of ``keys`` (statements, each said once: their informative ``words``, ``when``
-    each was written, the ``scopes`` each is said in) a :func:`newer` version of which is
-    among them."""
+    each was written, the ``scopes`` each is said in, their ``texts``) a :func:`newer` version
+    of which, saying it otherwise (:func:`says_otherwise`), is among them."""
     links = version_links(keys, words, scopes)
     return {key for key, others in links.items()
-            if any(newer(when[o], when[key]) for o in others)}
+            if any(newer(when[o], when[key]) and says_otherwise(words[key], words[o], texts[key],
+                                                                 texts[o]) for o in others)}
 
 
 def told_apart(holds: np.ndarray, keys: Sequence[K], asked: Sequence[str],

@@ -369,7 +369,8 @@ class ContextBuilder:
             texts = list(newest)
             self._earlier_of = (key, frozenset(earlier(
                 texts, {t: self.searcher.informative(newest[t].rowid, newest[t].text)
-                        for t in texts}, written, scopes)))
+                        for t in texts}, written, scopes,
+                {t: newest[t].text for t in texts})))
         return {entry.uid for text in self._earlier_of[1] for entry in said[text]}
 
     # -- sections ---------------------------------------------------------------------

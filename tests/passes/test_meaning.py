@@ -246,3 +246,21 @@ def test_consolidation_keeps_another_tense_or_mood_apart(client: Client) -> None
     assert [h["text"] for h in hits[:2]] == ["Jenkins was our CI server",
                                              "Jenkins is our CI server"]
 
+
+def test_a_mistake_written_again_is_one_more_sighting(memoryd_home: Path, client: Client) -> None:
+    """A month's tester's notebook: "Used threshold-based black removal; it ate the dark hair."
+    on 11-08 and 11-25, "… again; …" on 11-18. The "again" made it another lesson: promotion
+    counted two sightings and proposed nothing, and the memory block marked the "again" bullet
+    "said earlier; a newer memory here says it otherwise" — it says the same."""
+    memory = memoryd_home / "user" / ".mastersof-ai" / "agents" / "designer" / "memory"
+    memory.mkdir(parents=True)
+    (memory / "notebook.md").write_text(
+        "## Mistakes\n"
+        "- [2026-11-25] Used threshold-based black removal; it ate the dark hair.\n"
+        "- [2026-11-18] Used threshold-based black removal again; it ate the dark hair.\n"
+        "- [2026-11-08] Used threshold-based black removal; it ate the dark hair.\n")
+    wait_until(lambda: client.status()["entries"].get("active", 0) >= 3, timeout_s=60)
+    wait_until(lambda: not client.status().get("backlog"), timeout_s=60)
+    block = client.context("designer", cwd="/")["text"]
+    assert "black removal again" in block and "says it otherwise" not in block, block
+    assert client.pass_run("promote")["counts"] == {"proposed": 1}

@@ -291,3 +291,11 @@ def test_a_correction_that_says_moved_to_is_a_newer_version(client: Client) -> N
     # a question naming the old detail tells them apart: the old one first, marked
     asked = client.search("does production still run Postgres 15", agent="qa")["hits"]
     assert asked[0]["id"] == old and asked[0]["newer"] == new
+    # a newer memory that keeps every detail of the correction and says more does not say it
+    # otherwise: the correction was marked "said earlier" against it, the stale 15 not at all
+    client.remember("qa", "infra", "Production uses Postgres 16 for the main database")
+    lines = client.context("qa", cwd="/")["text"].splitlines()
+    [stale] = [line for line in lines if "Postgres 15" in line]
+    [moved] = [line for line in lines if "moved to Postgres 16" in line]
+    assert "newer memory here says it otherwise" in stale
+    assert "says it otherwise" not in moved, lines
