@@ -9,8 +9,10 @@ entries), a sighting without a session counting by its day — or when the user'
 confirms it (a feedback entry of the agent with cosine ≥ ``FEEDBACK_COSINE`` to it), or the
 sessions' outcomes do: broken in 2 sessions, or followed in 3 (memoryd.passes.evidence, which
 also proposes lessons followed in several projects for the global tier). The rule is the
-lesson's text with its incident dates (seed 001: "a CLAUDE.md rule with incident date"); one
-rule a lesson, however many copies said it. Its rule goes to the agent's governance file:
+lesson's text with its incident dates (seed 001: "a CLAUDE.md rule with incident date"), worded
+by its polarity as the memory block words it (memoryd.polarity: a Mistakes bullet that says
+what went wrong is written "Don't: …"); one rule a lesson, however many copies said it. Its
+rule goes to the agent's governance file:
 
 - Claude Code: the project's ``CLAUDE.md`` (``~/.claude/CLAUDE.md`` for a global lesson);
 - Codex: the project's ``AGENTS.md`` (``~/.codex/AGENTS.md`` for a global lesson);
@@ -57,6 +59,7 @@ from memoryd.passes.file_changes import file_change
 from memoryd.passes.notebooks import graduate
 from memoryd.passes.runs import UNWRITTEN
 from memoryd.passes.user_files import read_text
+from memoryd.polarity import as_rule
 from memoryd.provenance import agent_wrote
 from memoryd.quarantine import reason as quarantine_reason
 from memoryd.sources import ARCHIVE_DIR
@@ -155,10 +158,13 @@ def governance_file(agent: str, project: str | None, source: str | None,
 
 def _rule_text(entry: StoredEntry, days: list[int], recurs: bool,
                used: Used | None = None) -> str:
-    """The lesson's text and when it happened: its incidents' dates (the last few) when it
-    recurs; else the sessions that broke it (their dates) or followed it; else that the
-    user's feedback confirmed it."""
-    text = " ".join(entry.text.split())
+    """The lesson's text as a rule and when it happened: its incidents' dates (the last few)
+    when it recurs; else the sessions that broke it (their dates) or followed it; else that
+    the user's feedback confirmed it. A bare statement reads as the memory block shows it,
+    by the lesson's polarity (memoryd.polarity): a Mistakes bullet "Used threshold-based
+    black removal; it ate the dark hair." is written "Don't: Used …", never as an
+    instruction to do what went wrong."""
+    text = as_rule(" ".join(entry.text.split()), entry.polarity)
     if not recurs and used is not None and used.by_evidence:
         if used.broken >= BROKEN_SESSIONS:
             return f"{text} (broken in {used.broken} sessions: {_dates(used.broken_days)})"

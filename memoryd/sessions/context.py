@@ -79,6 +79,7 @@ from memoryd.agent_settings import claude_home, loaded_names
 from memoryd.agent_sources import opencode_instructed
 from memoryd.agents import sharing, teams
 from memoryd.ingest.markdown import split_lines
+from memoryd.polarity import rule_prefix
 from memoryd.project import project_of
 from memoryd.provenance import agent_wrote
 from memoryd.quarantine import reason as quarantine_reason
@@ -127,10 +128,6 @@ SECTION_TITLES = {
 }
 SECTION_OF_KIND = {"feedback": "feedback", "lesson": "lessons", "fact": "facts", "note": "notes",
                    "summary": "notes", "turn": "notes"}
-#: A lesson that starts with one of these is a rule already: it needs no "Do:"/"Don't:".
-_RULE_START = re.compile(r"^(?:don't|do not|never|avoid|stop|always|prefer|use|keep|make sure|"
-                         r"run|write|put|add|check|ask|answer|commit|test|call)\b",
-                         re.IGNORECASE)
 #: Files an agent loads by itself: listing them in the block would repeat them.
 _NATIVE_FILES = {"claude-code": re.compile(r"(?:^|/)(?:CLAUDE(?:\.local)?\.md|MEMORY\.md)$|"
                                            r"/\.claude/rules/"),
@@ -250,10 +247,9 @@ def render(entry: StoredEntry, quoted: bool = False) -> str:
     text = one_line(entry.text)
     category = entry.category
     if entry.kind == "lesson":
-        prefix = {"negative": "Don't", "positive": "Do"}.get(entry.polarity or "")
-        rule = _RULE_START.match(text)
+        prefix = rule_prefix(text, entry.polarity)  # without a polarity: as written
         text = f"“{text}”" if quoted else text
-        if prefix and not rule:  # without a polarity: as written
+        if prefix:
             text = f"{prefix}: {text}"
         return text + (f" [{category}]" if category else "")
     text = f"“{text}”" if quoted else text

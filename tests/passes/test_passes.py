@@ -1465,6 +1465,32 @@ def test_a_notebook_mistake_made_in_three_sessions_becomes_a_rule_with_its_dates
     assert not (memory_dir / "CONTEXT.md").exists()
 
 
+def test_a_promoted_mistake_reads_as_a_prohibition_in_the_governance_file(
+        memory_dir: Path, daemon, client: Client) -> None:
+    """A tester's report: a Mistakes bullet that says what went wrong, made three times, was
+    promoted into CONTEXT.md (pinned, injected whole) as written — "- Used threshold-based
+    black removal; it ate the dark hair. (incidents: …)", an instruction to do it — while
+    the memory block showed it as "Don't: Used …". The rule reads as the block does; a
+    mistake written as a prohibition already is left as written."""
+    said = "Used threshold-based black removal; it ate the dark hair."
+    rule = "Never crop the sticker's outline."
+    (memory_dir / "designer.md").write_text(
+        "# Designer\n\n## Mistakes\n"
+        + "".join(f"- [2026-11-{day}] {said}\n- [2026-11-{day}] {rule}\n"
+                  for day in ("29", "25", "08")))
+    wait_until(lambda: active_count(client) >= 6)
+    wait_until(lambda: not client.status().get("backlog"))
+    assert f"Don't: {said}" in client.context("designer")["text"]  # as the block words it
+    proposed = client.pass_run("promote")
+    assert proposed["counts"] == {"proposed": 2}
+    for proposal in [c for c in client.pass_show(proposed["run"])["changes"]
+                     if c["kind"] == "proposal"]:
+        assert client.promote_accept(proposal["change"])["counts"].get("conflict") is None
+    rules = sorted(rules_in((memory_dir / "CONTEXT.md").read_text()))
+    assert rules == [f"Don't: {said} (incidents: 2026-11-08, 2026-11-25, 2026-11-29)",
+                     f"{rule} (incidents: 2026-11-08, 2026-11-25, 2026-11-29)"]
+
+
 def test_lessons_still_being_embedded_are_said_to_be_skipped_not_nothing_to_do(
         memory_dir: Path, daemon, client: Client) -> None:
     """A tester's report: right after a reindex (embedding 71%) `pass run promote --dry-run`
