@@ -207,12 +207,16 @@ def _print_page(result: dict[str, Any]) -> None:
 
 def state_said(change: dict[str, Any]) -> str:
     """A change's state; of one undone, what became of it since: "undone by r4, applied
-    again by r5" (an undo of its undo), and so on."""
+    again by r5" (an undo of its undo), and so on; of an accepted proposal, the run that
+    wrote it and what became of that: "accepted by r3, undone by r4"."""
     undos = change.get("undos") or []
+    since = [f"{'undone' if n % 2 == 0 else 'applied again'} by {run}"
+             for n, (run, _) in enumerate(undos)]
+    if change["state"] == "accepted" and change.get("accepted_by"):
+        return ", ".join([f"accepted by {change['accepted_by']}", *since])
     if change["state"] != "undone" or not undos:
         return change["state"]
-    return ", ".join(f"{'undone' if n % 2 == 0 else 'applied again'} by {run}"
-                     for n, (run, _) in enumerate(undos))
+    return ", ".join(since)
 
 
 def _print_change(change: dict[str, Any]) -> None:

@@ -307,6 +307,8 @@ class PassRunner:
             if change["state"] == "undone" and undos and len(undos) % 2 == 0:
                 raise NotFoundError(f"{target} was {_undone_since(undos)}: memory undo "
                                     f"{undos[-1][1]} takes it back")
+            if change["kind"] == "proposal":  # what its acceptance wrote is undone
+                raise NotFoundError(_proposal_undo(target, change))
             if change["state"] != "applied":
                 raise NotFoundError(f"{target} is {_undone_since(undos) or change['state']}: "
                                     "only an applied change can be undone")
@@ -329,15 +331,14 @@ class PassRunner:
             raise BadParamsError(f"{target} is {_a(proposal['kind'])} change, not a proposal "
                                  "(see memory pass show)")
         if proposal["state"] != "proposed":  # the right id, refused as it is now: exit 1
-            why = _NOT_OPEN.get(proposal["state"], f"it is {proposal['state']}")
-            raise NotFoundError(f"{target} is not an open proposal: {why} (memory pass show "
-                                f"{target})")
+            raise NotFoundError(f"{target} is not an open proposal: {_not_open(proposal)} "
+                                f"(memory pass show {target})")
         refusal = await self.db(promote.accept_refusal, self.parts.store, self.parts.config(),
                                 proposal, human)
         if refusal is not None:
             raise ForbiddenError(refusal)
         return await self._run("promote", lambda ctx: promote.accept(ctx, proposal),
-                               extra={"accepts": target})
+                               extra={"accepts": proposal["change"]})
 
     # -- schedule ---------------------------------------------------------------------
 
@@ -403,6 +404,21 @@ class LongestStep:
 #: Why a proposal is not open, by its state (`memory promote accept` of one).
 _NOT_OPEN = {"accepted": "it was accepted already",
              "preview": "it is a dry run's preview; run the pass without --dry-run to propose it"}
+
+
+def _not_open(proposal: dict[str, Any]) -> str:
+    """Why a proposal cannot be accepted: its state, and of one accepted, what became of what
+    its acceptance wrote: "accepted by r22, undone by r23; memory undo r23 writes it again"
+    (an undone promotion stays undone: the pass does not propose it again)."""
+    accepted, undos = proposal.get("accepted_by"), proposal.get("undos") or []
+    if proposal["state"] != "accepted" or not accepted:
+        return _NOT_OPEN.get(proposal["state"], f"it is {proposal['state']}")
+    if not undos:
+        return f"it was accepted already, by {accepted}"
+    history = f"it was accepted by {accepted}, {_undone_since(undos)}"
+    if len(undos) % 2:  # taken back: the undo's run, undone, writes it again
+        return f"{history}; memory undo {undos[-1][0]} writes it again"
+    return f"{history}; memory undo {undos[-1][0]} takes it back"
 
 
 def _a(word: str) -> str:
@@ -473,6 +489,18 @@ def _undone_since(undos: list[tuple[str, str]]) -> str:
     by r5"."""
     return ", ".join(f"{'undone' if n % 2 == 0 else 'applied again'} by {run}"
                      for n, (run, _) in enumerate(undos))
+
+
+def _proposal_undo(target: str, proposal: dict[str, Any]) -> str:
+    """Why `memory undo` of a proposal does nothing, and what does: a proposal writes nothing
+    itself; its acceptance is a run of its own."""
+    if proposal["state"] == "accepted" and proposal.get("accepted_by"):
+        return (f"{target} is a proposal: {_not_open(proposal)}"
+                + ("" if proposal.get("undos") else
+                   f"; memory undo {proposal['accepted_by']} takes it back"))
+    return (f"{target} is a proposal, {proposal['state']}: nothing of it was written to undo"
+            + (f" (memory promote accept {target} writes it)"
+               if proposal["state"] == "proposed" else ""))
 
 
 def _nothing_to_undo(target: str, changes: list[dict[str, Any]]) -> str:

@@ -216,8 +216,38 @@ class PassRuns:
         """The changes, each undone one with ``undos``: what became of it since, as (run,
         change) pairs — the undo that took it back, the undo of that undo that applied it
         again, and so on. An odd number: it is undone; an even one: applied again, by the
-        last (`pass show` marked it undone for good, and `undo` found nothing to undo)."""
-        level = {_number(c): _number(c) for c in changes if c["state"] == "undone"}
+        last (`pass show` marked it undone for good, and `undo` found nothing to undo).
+        An accepted proposal has ``accepted_by``, the run that wrote it, and the ``undos``
+        of what that run wrote (an accepted rule undone since said "accepted" and nothing
+        more, while its file no longer held it)."""
+        chains = self._undo_chains([_number(c) for c in changes if c["state"] == "undone"])
+        shown = [{**c, "undos": chains[_number(c)]} if chains.get(_number(c)) else c
+                 for c in changes]
+        accepted = [c["change"] for c in changes
+                    if c["kind"] == "proposal" and c["state"] == "accepted"]
+        if not accepted:
+            return shown
+        runs = self.store.runs.accepting(accepted)
+        wrote: dict[str, int] = {}  # proposal → the change its run wrote first (the rule)
+        for name, run in runs.items():
+            first = next((row for row in self.store.runs.changes_of(run)
+                          if row.kind in ("file", "entry")), None)
+            if first is not None:
+                wrote[name] = first.id
+        since = self._undo_chains([n for n in wrote.values()
+                                   if (row := self.store.runs.change(n)) is not None
+                                   and row.state == "undone"])
+        for change in shown:
+            name = change["change"]
+            if name in runs:
+                change["accepted_by"] = run_name(runs[name])
+                if since.get(wrote.get(name, 0)):
+                    change["undos"] = since[wrote[name]]
+        return shown
+
+    def _undo_chains(self, undone: list[int]) -> dict[int, list[tuple[str, str]]]:
+        """Of these undone changes, each one's ``undos`` (see :meth:`_with_undos`)."""
+        level = {number: number for number in undone}
         chains: dict[int, list[tuple[str, str]]] = {number: [] for number in level}
         while level:
             found = self.store.runs.undoers(sorted(set(level.values())))
@@ -230,8 +260,7 @@ class PassRuns:
                 if state == "undone" and len(chains[origin]) < MAX_UNDOS:
                     following[origin] = number
             level = following
-        return [{**c, "undos": chains[_number(c)]} if chains.get(_number(c)) else c
-                for c in changes]
+        return chains
 
     @staticmethod
     def _change_row(row: ChangeRow) -> dict[str, Any]:

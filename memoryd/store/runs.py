@@ -174,6 +174,19 @@ class Runs:
             (name, json_column({}), json_column(WHOLE_FULL))).fetchone()
         return _run(row) if row else None
 
+    def accepting(self, proposals: Sequence[str]) -> dict[str, int]:
+        """The run that accepted each of these proposals (``c42``: a run whose scope
+        ``accepts`` it), of those that have one."""
+        found: dict[str, int] = {}
+        for start in range(0, len(proposals), 500):
+            part = list(proposals[start:start + 500])
+            for name, run in self._db.execute(
+                    f"SELECT json_extract(scope, '$.accepts'), id FROM runs WHERE dry_run=0 "
+                    f"AND json_extract(scope, '$.accepts') IN "
+                    f"({', '.join('?' for _ in part)}) ORDER BY id", part):
+                found[name] = run
+        return found
+
     def get(self, run: int) -> Run | None:
         row = self._db.execute(_RUNS + " WHERE id=?", (run,)).fetchone()
         return _run(row) if row else None

@@ -186,3 +186,44 @@ def test_a_change_undone_and_applied_again_says_so_and_where_to_undo_it(
         f"{redone['change']} takes it back" in one.stderr, one.stderr
     assert run_cli("undo", redo).returncode == 0  # as it says
     assert notebook.read_bytes() == original
+
+
+def test_an_accepted_rule_undone_says_so_and_how_to_write_it_again(
+        memoryd_home: Path, daemon, client: Client) -> None:
+    """A tester's report: `promote accept c42` (r22), `undo r22` (r23): the rule left the
+    file, but `promote accept c42` still said "it was accepted already" and `pass show c42`
+    [accepted], through rounds of undo and redo, with no rule in the file. The proposal
+    stays accepted (an undone promotion stays undone: not proposed again), and says what
+    became of what its acceptance wrote, and the undo that writes it again."""
+    project = memoryd_home / "repo"
+    (project / ".git").mkdir(parents=True)
+    claude = project / "CLAUDE.md"
+    claude.write_text("# Repo\n")
+    _, proposal = propose_a_recurring_rule(client, project)
+    change = proposal["change"]
+    accepted = run_cli_at_terminal("promote", "accept", change, "--json")
+    assert accepted.returncode == 0, accepted.stderr
+    accept_run = json.loads(accepted.stdout)["run"]
+    again = run_cli_at_terminal("promote", "accept", change)
+    assert again.returncode == 1
+    assert f"it was accepted already, by {accept_run}" in again.stderr, again.stderr
+
+    undo = client.undo(accept_run)["run"]
+    assert claude.read_text() == "# Repo\n"
+    again = run_cli_at_terminal("promote", "accept", change)
+    assert again.returncode == 1
+    assert f"{change} is not an open proposal: it was accepted by {accept_run}, undone by " \
+        f"{undo}; memory undo {undo} writes it again" in again.stderr, again.stderr
+    shown = run_cli("pass", "show", change)
+    assert f"[accepted by {accept_run}, undone by {undo}]" in shown.stdout, shown.stdout
+    assert client.pass_run("promote")["counts"] == {}  # not proposed again
+    undone = run_cli("undo", change)  # the proposal wrote nothing itself: the runs did
+    assert undone.returncode == 1 and f"memory undo {undo} writes it again" in undone.stderr
+
+    redo = client.undo(undo)["run"]  # as it says
+    assert "pytest -x" in claude.read_text()
+    shown = run_cli("pass", "show", change)
+    assert f"[accepted by {accept_run}, undone by {undo}, applied again by {redo}]" in \
+        shown.stdout, shown.stdout
+    again = run_cli_at_terminal("promote", "accept", change)
+    assert f"applied again by {redo}; memory undo {redo} takes it back" in again.stderr
