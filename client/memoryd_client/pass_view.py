@@ -103,6 +103,8 @@ def print_summary(result: dict[str, Any]) -> None:
     print(f"{result['run']} {result['pass']} {result['status']}{dry}: {_counts(result['counts'])}")
     if result.get("error"):  # a failed run: why (a file it could not write names the file)
         print(f"error: {result['error']}", file=sys.stderr)
+    for kept in result.get("kept") or []:  # an undo's change left as the user's act left it
+        print(kept, file=sys.stderr)
     if result.get("with"):  # undo of one change of a group: its group went back with it
         print(f"taken back with {', '.join(result['with'])}: the files a change writes "
               "together go back together", file=sys.stderr)

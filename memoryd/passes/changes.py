@@ -64,3 +64,6 @@ class RunSummary:
     #: a later run changed too (by file: the runs), which are to be undone first.
     gone: list[str] = field(default_factory=list)
     later: dict[str, list[str]] = field(default_factory=dict)
+    #: Of an undo's: the changes it left as they are, and why (what they merged into was
+    #: replaced by a person since: memoryd.passes.consolidate.replaced_since).
+    kept: list[str] = field(default_factory=list)

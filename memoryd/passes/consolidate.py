@@ -528,6 +528,36 @@ def _kept_apart(ctx: PassContext, apart: dict[str, set[str]], uid: str, survivor
     return False
 
 
+#: The passes whose supersedes an undo follows to where a merged entry lives on (their runs
+#: merge; a person's ``memory supersede`` or correction replaces).
+MERGING_PASSES = ("consolidate",)
+
+
+def replaced_since(store: Store, change: dict[str, Any]) -> tuple[str, str] | None:
+    """Whether an undo leaves ``change`` — a loser's ``supersede`` by its survivor, or the
+    survivor's ``merge`` — as it is: (the entry, what became of it) when the survivor (or the
+    entry it was merged into since, along the chain) was replaced since by a person's act —
+    superseded by hand (`memory supersede`, a correction) or forgotten —, else None. Taking
+    the merge back would bring the copies back active beside what replaced them, overruling
+    that act; the user's later word stands."""
+    if change["kind"] != "entry" or change["action"] not in ("supersede", "merge"):
+        return None
+    uid = (change["after"] or {}).get("superseded_by") if change["action"] == "supersede" \
+        else change["target"]
+    entry = store.entry_by_uid(uid) if uid else None
+    for _ in range(MAX_CHAIN):
+        if entry is None:
+            return None
+        if entry.status == "forgotten":
+            return entry.uid, "was forgotten since"
+        if entry.status != "superseded" or not entry.superseded_by:
+            return None
+        if store.runs.superseding_pass(entry.uid, entry.superseded_by) not in MERGING_PASSES:
+            return entry.uid, f"was replaced since by {entry.superseded_by}"
+        entry = store.entry_by_uid(entry.superseded_by)  # merged on: where it lives now
+    return None
+
+
 def recounted(store: Store, merge: dict[str, Any]) -> list[Change]:
     """Undoing ``merge`` (a survivor's merge change) took back from its survivor what its
     losers brought; when the survivor was merged since into another entry (and that one, it

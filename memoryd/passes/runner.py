@@ -221,6 +221,8 @@ class PassRunner:
             summary["gone"] = run.gone
         if run.later:
             summary["later"] = run.later
+        if run.kept:
+            summary["kept"] = run.kept
         return summary
 
     async def _drive(self, steps: Generator[Any, Any, Any], longest: LongestStep,
@@ -533,6 +535,10 @@ def _undo(ctx: PassContext, changes: list[dict[str, Any]]) -> Steps[None]:
             if state is None:
                 continue
         else:
+            kept = consolidate.replaced_since(ctx.store, group[0])
+            if kept is not None:  # the user's later act stands: said, and left applied
+                _keep(ctx, group[0], kept)
+                continue
             state = ctx.runs.apply(ctx.run, inverses[0], numbers[0])
             ctx.count(state)
             if state == "applied" and group[0]["action"] == "merge":
@@ -542,6 +548,29 @@ def _undo(ctx: PassContext, changes: list[dict[str, Any]]) -> Steps[None]:
         if state == "applied":
             for number in numbers:
                 ctx.runs.set_state(number, "undone")
+
+
+#: An undo's count of the changes it left applied, as what they merged into was replaced by a
+#: person since (consolidate.replaced_since).
+KEPT = "kept"
+
+
+def _keep(ctx: PassContext, change: dict[str, Any], fate: tuple[str, str]) -> None:
+    """A change an undo leaves as it is (see :data:`KEPT`; ``fate``: what became of the entry
+    it merged into): counted, recorded (`memory pass show` of the undo lists it) and said in
+    the undo's reply."""
+    target, (survivor, became) = change["target"], fate
+    merged_into = "it was merged into" \
+        if survivor == (change["after"] or {}).get("superseded_by") else "it lives on in"
+    said = (f"{change['change']}: {target} stays superseded: {survivor}, which "
+            f"{merged_into}, {became}; undone, it would be active again beside what "
+            f"replaced that (memory history {survivor})"
+            if change["action"] == "supersede" else
+            f"{change['change']}: {target} keeps what the merge counted: "
+            f"{'it' if survivor == target else f'{survivor}, which it lives on in,'} {became}")
+    ctx.count(KEPT)
+    ctx.runs.note(ctx.run, Change("problem", change["target"], KEPT, said), "reported")
+    ctx.run.kept.append(said)
 
 
 def _undo_files(ctx: PassContext, inverses: list[Change], numbers: list[int]) -> str | None:

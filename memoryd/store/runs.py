@@ -305,6 +305,17 @@ class Runs:
             "AND state='applied' AND (undoes IS NULL OR undoes<?) ORDER BY run",
             (target, change, change))]
 
+    def superseding_pass(self, entry: str, successor: str) -> str | None:
+        """The pass whose run superseded ``entry`` by ``successor`` (an applied entry
+        change of it, action ``supersede``): ``consolidate``, ``correct``, …; None when no
+        run did (``memory supersede``, a key's newer value written)."""
+        row = self._db.execute(
+            "SELECT r.pass FROM changes c JOIN runs r ON r.id=c.run WHERE c.target=? "
+            "AND c.kind='entry' AND c.action='supersede' AND c.state='applied' "
+            "AND json_extract(c.after, '$.superseded_by')=? ORDER BY c.id DESC LIMIT 1",
+            (entry, successor)).fetchone()
+        return cast(str, row[0]) if row else None
+
     def merge_into(self, loser: str, survivor: str) -> ChangeRow | None:
         """The applied merge change of ``survivor`` that absorbed ``loser``: the one of its
         run recorded after the loser's applied supersede by it (a merge of many is recorded a

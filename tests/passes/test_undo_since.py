@@ -116,6 +116,63 @@ def test_an_older_merge_undone_takes_what_it_brought_from_the_entry_merged_into_
     assert (again["occurrences"], again["confidence"]) == (3, merged["confidence"])
 
 
+def test_undoing_a_merge_keeps_what_the_user_replaced_its_survivor_with_since(
+        daemon, client: Client) -> None:
+    """A tester's report: consolidation (r13) merged three linter lessons into one; the user
+    then superseded that one with their own rule; `memory undo r13` said "applied 3", exit 0,
+    and the two old copies were active again beside the user's rule. The undo leaves the
+    merge as it is and says why: the user's later act stands."""
+    ids = [client.remember("coder", "git", text, kind="lesson", session=f"s{n}",
+                           confidence=0.8, force=True)["entry"]["id"]
+           for n, text in enumerate(("Run linter before commit",
+                                     "Always run the linter before you commit",
+                                     "Run the linter before committing"))]
+    merged = client.pass_run("consolidate")
+    assert merged["counts"].get("merged") == 2
+    [survivor] = [i for i in ids if client.get(i)["status"] == "active"]
+    mine = "Always run the linter and the type checker before committing"
+    superseded = run_cli("--json", "supersede", survivor, mine)
+    assert superseded.returncode == 0, superseded.stderr
+    new = json.loads(superseded.stdout)["entry"]["id"]
+
+    undo = run_cli("undo", merged["run"])
+    assert undo.returncode == 0, undo.stderr
+    assert "kept 3" in undo.stdout and "applied" not in undo.stdout, undo.stdout
+    losers = [i for i in ids if i != survivor]
+    for loser in losers:
+        assert f"{loser} stays superseded: {survivor}, which it was merged into, was " \
+            f"replaced since by {new}" in undo.stderr, undo.stderr
+    assert [e["text"] for e in client.list_entries(agent="coder", kind="lesson")["entries"]] \
+        == [mine]
+    assert {client.get(i)["superseded_by"] for i in losers} == {survivor}  # as they were
+
+    # merged on by a pass (not replaced by a person): the undo takes the merge back
+    client.remember("coder", "style", "Wrap lines at 100.", kind="lesson", session="s7",
+                    confidence=0.8, force=True)
+    client.remember("coder", "style", "Always wrap lines at 100.", kind="lesson",
+                    session="s8", confidence=0.9, force=True)
+    second = client.pass_run("consolidate", agent="coder")
+    assert second["counts"].get("merged") == 1
+    assert client.undo(second["run"])["counts"] == {"applied": 2}
+
+
+def test_undoing_a_merge_keeps_its_copies_gone_when_the_user_forgot_its_survivor(
+        daemon, client: Client) -> None:
+    """The same for a forget: the copies of a lesson the user forgot after the merge stay
+    superseded (they are that lesson), and the undo says so."""
+    ids = [client.remember("coder", "git", text, kind="lesson", session=f"s{n}",
+                           confidence=0.8, force=True)["entry"]["id"]
+           for n, text in enumerate(("Use conventional commits.",
+                                     "Always use conventional commits."))]
+    merged = client.pass_run("consolidate")
+    [survivor] = [i for i in ids if client.get(i)["status"] == "active"]
+    client.forget(survivor)
+    undo = run_cli("undo", merged["run"])
+    assert undo.returncode == 0 and "kept 2" in undo.stdout, undo.stdout
+    assert f"{survivor}, which it was merged into, was forgotten since" in undo.stderr
+    assert client.list_entries(agent="coder", kind="lesson")["entries"] == []
+
+
 def pruned_notebook(memory_dir: Path, client: Client) -> tuple[Path, bytes, str]:
     """A notebook over its cap, pruned by a run: the notebook, its text before, the run."""
     notebook = memory_dir / "notebook.md"
