@@ -28,6 +28,12 @@ Entries
       including a fence right after a bullet's text at any indent. Nothing inside a fence is a
       heading, bullet or blank-line break. An unclosed fence runs to the end of the file.
     - Rules (``---``, ``***``, ``___``) end the current entry and are not entries.
+    - HTML comments (``<!-- … -->``, on one line or many; a line that starts one, at most 3
+      spaces in or inside a bullet, up to the line that closes it, as CommonMark's HTML block
+      reads them; unclosed, to the end of the file) are not entries, nor part of one: markdown
+      hides them ("<!-- Keep this file short -->", a CLAUDE.md's "<!-- TODO … -->"). One ends
+      the entry it follows, unless it is indented inside a bullet, which goes on after it.
+      Nothing inside a comment is a heading. ``MemoryFile.comments`` holds their line spans.
     - Entry text drops the bullet marker, a checkbox (``[ ]``, ``[x]``) and a leading
       ``[YYYY-MM-DD]`` date (with a following ``:``, ``-`` or dash). The date must be a real
       calendar date; it goes into ``date``. Continuation lines are dedented together, so nested
@@ -84,6 +90,8 @@ _DATE = re.compile(r"(?:\[(\d{4})-(\d{1,2})-(\d{1,2})\]|\((\d{4})-(\d{1,2})-(\d{
                    r"|(\d{4})-(\d{1,2})-(\d{1,2})(?=[ \t]*[:\-\u2013\u2014]\s))"
                    r"(?:[ \t]*[:\-\u2013\u2014](?=\s|$))?\s*")
 _FENCE = re.compile(r" *(`{3,}|~{3,})")
+_COMMENT_OPEN = "<!--"
+_COMMENT_CLOSE = "-->"
 _WORD = re.compile(r"[a-z]+")
 #: Between the titles of a ``title_path``.
 TITLE_SEPARATOR = " › "
@@ -114,6 +122,8 @@ class MemoryFile:
     type: str | None
     pinned: bool
     items: tuple[MemoryItem, ...]
+    #: the HTML comments' line spans (1-based, inclusive), in order: no entry holds them
+    comments: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -145,13 +155,15 @@ def parse_memory_file(text: str, path: str) -> MemoryFile:
     """Parse a markdown memory file's text; ``path`` (relative to its root) decides pinning."""
     lines = split_lines(text)
     frontmatter, body_start = read_frontmatter(lines)
-    items = collect_items(lines, body_start)
+    comments: list[tuple[int, int]] = []
+    items = collect_items(lines, body_start, comments)
     return MemoryFile(
         frontmatter=frontmatter,
         description=frontmatter.get("description") or None,
         type=frontmatter.get("type") or None,
         pinned=is_pinned(path),
         items=items,
+        comments=tuple(comments),
     )
 
 
@@ -294,6 +306,28 @@ def closes_fence(line: str, fence: tuple[str, int]) -> bool:
     return len(marker) >= fence[1] and marker == fence[0] * len(marker)
 
 
+def opens_comment(line: str, draft: _Draft | None = None) -> bool:
+    """True when the (indent-expanded) line starts an HTML comment block: ``<!--`` at most 3
+    spaces in, or further in under a bullet of ``draft`` (inside its list item)."""
+    if not line.lstrip(" ").startswith(_COMMENT_OPEN):
+        return False
+    indent = measure_indent(line)
+    return indent <= 3 or (draft is not None and draft.marker_indent is not None
+                           and indent > draft.marker_indent)
+
+
+def comment_end(lines: list[str], start: int) -> int:
+    """The index of the line that closes the comment opened on ``lines[start]`` (the last
+    line when none does)."""
+    first = lines[start]
+    if _COMMENT_CLOSE in first[first.index(_COMMENT_OPEN) + 2:]:
+        return start
+    for index in range(start + 1, len(lines)):
+        if _COMMENT_CLOSE in lines[index]:
+            return index
+    return len(lines) - 1
+
+
 # Sections
 
 
@@ -333,18 +367,33 @@ def push_heading(stack: list[tuple[int, str]], level: int, heading: str) -> _Sec
 # Entries
 
 
-def collect_items(lines: list[str], body_start: int) -> tuple[MemoryItem, ...]:
-    """Every entry of the body, in file order."""
+def collect_items(lines: list[str], body_start: int,
+                  comments: list[tuple[int, int]] | None = None) -> tuple[MemoryItem, ...]:
+    """Every entry of the body, in file order; the HTML comments' line spans go into
+    ``comments``."""
     items: list[MemoryItem] = []
     stack: list[tuple[int, str]] = []
     section = _Section()
     draft: _Draft | None = None
+    skip_to = 0  # the last line of the comment being passed over
     for number in range(body_start + 1, len(lines) + 1):
+        if number <= skip_to:
+            continue
         line = expand_indent(lines[number - 1])
         if draft is not None and draft.fence is not None:
             extend_draft(draft, line, number)
             if line and closes_fence(line, draft.fence):
                 draft.fence = None
+            continue
+        if opens_comment(line, draft):
+            inside = draft is not None and draft.marker_indent is not None \
+                and measure_indent(line) > draft.marker_indent
+            if not inside:  # it ends the entry before it; inside a bullet, the bullet goes on
+                finish_draft(draft, items)
+                draft = None
+            skip_to = comment_end(lines, number - 1) + 1
+            if comments is not None:
+                comments.append((number, skip_to))
             continue
         if not line and draft is not None and draft.marker_indent is not None:
             draft.blanks += 1  # a bullet may go on after a blank line

@@ -6,8 +6,9 @@ the indexer reads it: its lines, date, text and heading); :func:`normalise`, :fu
 :func:`prune` change that structure; :meth:`Notebook.render` writes it back so that the indexer
 reads the same entries, each its own, under the same headings (a paragraph after a bullet gets
 a blank line before it; a section not reordered is written as read; a blank line after a
-heading stays, and so do the blank lines of a section whose items are each set apart by one).
-No file, no database:
+heading stays, and so do the blank lines of a section whose items are each set apart by one;
+an HTML comment, no entry, is written back as it was, before or after its section's items:
+:class:`Comment`). No file, no database:
 memoryd.passes.notebooks runs this over the store.
 """
 
@@ -24,7 +25,14 @@ from typing import Any
 import numpy as np
 
 from memoryd.ingest.line_date import local_date
-from memoryd.ingest.markdown import classify_heading, parse_memory_file, read_heading
+from memoryd.ingest.markdown import (
+    classify_heading,
+    comment_end,
+    expand_indent,
+    opens_comment,
+    parse_memory_file,
+    read_heading,
+)
 from memoryd.meaning import Reading, reading, same_thing
 from memoryd.passes.api import Offload
 from memoryd.redact import redact
@@ -79,12 +87,26 @@ class Item:
         return content_hash(redact(self.text))
 
 
+@dataclass(eq=False)
+class Comment:
+    """An HTML comment of a section (``<!-- … -->``, one line or many): no entry, written back
+    byte for byte where it stood — before the section's bullets, or after them (the section
+    sorted between), or, between two bullets, with the section kept in its order."""
+
+    lines: list[str]
+    spaced_before: bool = False  # a blank line before it, as written: kept
+    spaced_after: bool = False  # … and after it
+
+
+Piece = str | Item | Comment
+
+
 @dataclass
 class Section:
     heading: str  # the heading line as written
     name: str | None  # a notebook section, or None
     items: list[Item] = field(default_factory=list)  # in the order they will be written
-    pieces: list[str | Item] = field(default_factory=list)  # its lines and items, as read
+    pieces: list[Piece] = field(default_factory=list)  # its lines, comments, items, as read
     in_order: bool = False  # written as read (no notebook section, or it has sub-headings)
     spaced: bool = False  # a blank line after its heading, as the person wrote it: kept
     loose: bool = False  # its items each set apart by a blank line, as written: kept so
@@ -103,18 +125,29 @@ class Notebook:
     leading: list[tuple[str, str | None]] = field(default_factory=list)  # preamble entries
 
     def render(self) -> str:
-        """The notebook's text: each section's other lines, then its items (a section kept in
-        order: both where they were), with a blank line before an item that is no bullet (it
-        would run on into the item before it)."""
+        """The notebook's text: each section's other lines and the comments before its items,
+        then its items, then the comments after them (a section kept in order: each where it
+        was), with a blank line before an item that is no bullet (it would run on into the
+        item before it)."""
         parts = ["\n".join(self.preamble).rstrip()] if "".join(self.preamble).strip() else []
         for section in self.sections:
             kept = set(map(id, section.items))
-            pieces: list[str | Item] = [
-                p for p in section.pieces if isinstance(p, str) or id(p) in kept
-            ] if section.in_order else [*section.other, *section.items]
+            pieces: list[Piece] = [
+                p for p in section.pieces if not isinstance(p, Item) or id(p) in kept
+            ] if section.in_order else _placed(section)
             body = [section.heading, *[""] * section.spaced]
             previous: Item | None = None
+            apart = False  # a comment set apart from what follows it by a blank line
             for piece in pieces:
+                if apart and body[-1]:
+                    body.append("")
+                apart = False
+                if isinstance(piece, Comment):
+                    if piece.spaced_before and body[-1]:
+                        body.append("")
+                    body += piece.lines
+                    previous, apart = None, piece.spaced_after
+                    continue
                 if isinstance(piece, str):
                     body.append(piece)
                     previous = None
@@ -135,11 +168,29 @@ class Notebook:
         return self.render().count("\n")
 
 
+def _placed(section: Section) -> list[Piece]:
+    """A section's pieces as a sorted section writes them: its lines and the comments before
+    its first item, its other lines, its items (in their new order), and the comments after
+    its last item (a comment between two items keeps the section in its order: parse)."""
+    where = [n for n, piece in enumerate(section.pieces) if isinstance(piece, Item)]
+    first, last = (where[0], where[-1]) if where else (len(section.pieces), len(section.pieces))
+    head = [p for p in section.pieces[:first] if not isinstance(p, Item)]
+    return [*head, *(p for p in section.pieces[first:] if isinstance(p, str)),
+            *section.items, *(p for p in section.pieces[last + 1:] if isinstance(p, Comment))]
+
+
 def is_notebook(text: str) -> bool:
-    for line in text.split("\n"):
+    lines = text.split("\n")
+    number = 0
+    while number < len(lines):
+        line = lines[number]
+        if opens_comment(expand_indent(line)):  # a section commented out is none
+            number = comment_end(lines, number) + 1
+            continue
         heading = read_heading(line)
         if heading and heading[0] == 2 and section_name(heading[1]):
             return True
+        number += 1
     return False
 
 
@@ -148,6 +199,7 @@ def parse(text: str, relative: str) -> Notebook:
     lines = text.split("\n")
     parsed = parse_memory_file(text, relative)
     starts = {item.line_start: item for item in parsed.items}
+    comments = dict(parsed.comments)
     preamble: list[str] = []
     sections: list[Section] = []
     gaps: dict[int, list[bool]] = {}  # of each section, whether a blank line parts two items
@@ -164,6 +216,17 @@ def parse(text: str, relative: str) -> Notebook:
             number += 1
             continue
         target = sections[-1] if sections else None
+        end = comments.get(number + 1)
+        if end is not None:  # kept whole, where it is (a heading inside is none)
+            if target is None:
+                preamble += lines[number:end]
+            else:
+                target.pieces.append(Comment(
+                    lines[number:end], spaced_before=blank,
+                    spaced_after=end < len(lines) and not lines[end].strip()))
+            blank = False
+            number = end
+            continue
         item = starts.get(number + 1)
         if item is not None and target is not None:
             span = lines[item.line_start - 1:item.line_end]
@@ -197,6 +260,10 @@ def parse(text: str, relative: str) -> Notebook:
             section.in_order = True  # "Current rules:" … "Obsolete, do not follow:" …
             notebook.problems.append(f"section {section.heading.strip()!r} has text between "
                                      "its bullets; left in its order")
+        elif section.name and _comment_between(section):
+            section.in_order = True  # it may say something of the bullets after it
+            notebook.problems.append(f"section {section.heading.strip()!r} has a comment "
+                                     "between its bullets; left in its order")
     return notebook
 
 
@@ -206,8 +273,16 @@ def _text_between(section: Section) -> bool:
     follow:"), which sorting them would take from under it."""
     first = next((n for n, piece in enumerate(section.pieces)
                   if isinstance(piece, Item) and piece.bullet), len(section.pieces))
-    return any(isinstance(piece, str) or not piece.bullet
+    return any(isinstance(piece, str) or (isinstance(piece, Item) and not piece.bullet)
                for piece in section.pieces[first + 1:])
+
+
+def _comment_between(section: Section) -> bool:
+    """Whether a comment stands between two of the section's items: sorted, the items would
+    move past it (one before or after them all stays there: :func:`_placed`)."""
+    where = [n for n, piece in enumerate(section.pieces) if isinstance(piece, Item)]
+    return bool(where) and any(isinstance(piece, Comment)
+                               for piece in section.pieces[where[0]:where[-1]])
 
 
 def normalise(notebook: Notebook, today: str | None = None) -> list[str]:

@@ -147,6 +147,24 @@ def test_headings_and_rules_alone_are_not_entries() -> None:
     assert parse_items("# Title\n\n## Mistakes\n\n---\n### Empty\n#\n") == ()
 
 
+def test_html_comments_are_not_entries_nor_part_of_one() -> None:
+    """Markdown hides them: "<!-- Keep this file short -->" was a note, and a multi-line
+    one's heading started a section."""
+    text = ("# Notes\n<!-- Keep this file short. -->\n\n## Mistakes\n- [2026-11-08] one\n"
+            "<!-- TODO\n## Learnings\n- hidden\n-->\n- [2026-11-09] two\n"
+            "  <!-- inside the bullet -->\n  and more\n\nA paragraph\n<!-- x -->\n"
+            "<!-- unclosed\n- gone\n")
+    parsed = parse_memory_file(text, "notes.md")
+    assert [(i.text, i.kind, i.line_start, i.line_end) for i in parsed.items] == [
+        ("one", "lesson", 5, 5), ("two\nand more", "lesson", 10, 12),
+        ("A paragraph", "lesson", 14, 14)]
+    assert parsed.comments == ((2, 2), (6, 9), (11, 11), (15, 15), (16, 18))
+    # inside a fence it is code; four spaces in, outside a bullet, it is text
+    assert [i.text for i in parse_items("```\n<!-- code -->\n```\n")] == \
+        ["```\n<!-- code -->\n```"]
+    assert parse_items("<!--x-->\n") == () and parse_items("<!-->\nafter\n")[0].text == "after"
+
+
 def test_heading_ends_a_bullet_without_a_blank_line() -> None:
     items = parse_items("## Mistakes\n- one\n## Learnings\n- two\n")
 

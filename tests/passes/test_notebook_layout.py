@@ -25,6 +25,8 @@ BLOCK = st.one_of(
     st.builds(lambda s: [f"> {s}"], SENTENCE),
     st.builds(lambda s: ["```", f"- {s}", "```"], SENTENCE),  # a fenced block, bullets inside
     st.builds(lambda s: [f"### {s}"], SENTENCE),
+    st.builds(lambda s: [f"<!-- {s} -->"], SENTENCE),  # comments: no entries, kept
+    st.builds(lambda s, t: ["<!--", f"## {s}", f"- {t}", "-->"], SENTENCE, SENTENCE),
 )
 HEADING = st.sampled_from(["## Mistakes", "## Learnings", "## Session Log",
                            "## Shareholder Feedback", "## Notes", "# Title"])
@@ -54,6 +56,15 @@ def test_a_normalised_notebook_holds_the_same_entries_under_the_same_headings(se
     notebook_text.normalise(notebook)
     assert entries_read(notebook.render()) == notebook.entries()
     assert sorted(notebook.entries()) == sorted(entries_read(text))  # none lost, none merged
+    # each kept whole (with its section, where sections move)
+    assert sorted(comments_of(notebook.render())) == sorted(comments_of(text))
+
+
+def comments_of(text: str) -> list[str]:
+    """The HTML comments of a notebook, each as written."""
+    lines = text.split("\n")
+    return ["\n".join(lines[start - 1:end])
+            for start, end in parse_memory_file(text, "n.md").comments]
 
 
 def test_bullets_under_a_paragraph_of_their_own_stay_under_it() -> None:

@@ -155,6 +155,61 @@ def test_notebook_pass_previews_prunes_to_archive_and_undoes_byte_for_byte(
     assert notebook.read_text() == after and archive.read_text() == archived
 
 
+#: A notebook with HTML comments: the file's own note, a section commented out (its heading
+#: and bullet hidden too), a note at the top and at the end of a section to be sorted.
+COMMENTED_NOTEBOOK = (
+    "# Designer notebook\n"
+    "<!-- Keep this file short: the pass prunes it. -->\n\n"
+    "<!--\n## Learnings\n- [2026-01-09] a lesson commented out\n-->\n\n"
+    "## Session Log\n"
+    "<!-- one line a session, newest first -->\n\n"
+    "- [2026-01-02] drew the cat sticker\n"
+    "- [2026-01-05] drew the dog sticker\n\n"
+    "<!-- older sessions are in the archive -->\n\n"
+    "## Mistakes\n"
+    "- [2026-01-03] forgot the bleed margin on print files\n")
+
+
+def test_html_comments_are_no_entries_and_the_notebook_pass_keeps_them_in_place(
+        memoryd_home: Path, memory_dir: Path, daemon, client: Client) -> None:
+    """A tester's report: `<!-- Keep this file short… -->` in a notebook and a CLAUDE.md's
+    `<!-- TODO … -->` were indexed as notes, shown in search, their category the heading
+    above them. Markdown hides them: they are no memories. A notebook pass that rewrites the
+    file (sections in order, newest first) writes each comment back byte for byte where it
+    was."""
+    mine = memoryd_home / "user" / ".claude" / "CLAUDE.md"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("# Me\n\n<!-- TODO: write down the release steps\n     once they settle "
+                    "-->\nBuild with make.\n")
+    notebook = memory_dir / "notebook.md"
+    notebook.write_text(COMMENTED_NOTEBOOK)
+    wait_until(lambda: active_count(client) >= 4)
+    time.sleep(0.5)  # nothing more comes
+    texts = sorted(e["text"] for e in client.list_entries(limit=100)["entries"])
+    assert texts == ["Build with make.", "drew the cat sticker", "drew the dog sticker",
+                     "forgot the bleed margin on print files"]
+    for words in ("Keep this file short", "TODO write down the release steps",
+                  "a lesson commented out", "older sessions are in the archive"):
+        assert not [h for h in client.search(words, agents=["*"], limit=5)["hits"]
+                    if "<!--" in h["text"] or "commented out" in h["text"]], words
+
+    done = client.pass_run("notebooks")
+    assert done["counts"].get("applied") == 1 and not done["counts"].get("problems")
+    assert notebook.read_text() == (
+        "# Designer notebook\n"
+        "<!-- Keep this file short: the pass prunes it. -->\n\n"
+        "<!--\n## Learnings\n- [2026-01-09] a lesson commented out\n-->\n\n"
+        "## Mistakes\n"
+        "- [2026-01-03] forgot the bleed margin on print files\n\n"
+        "## Session Log\n"
+        "<!-- one line a session, newest first -->\n\n"
+        "- [2026-01-05] drew the dog sticker\n"
+        "- [2026-01-02] drew the cat sticker\n\n"
+        "<!-- older sessions are in the archive -->\n")
+    client.undo(done["run"])
+    assert notebook.read_text() == COMMENTED_NOTEBOOK
+
+
 def test_pass_show_diffs_with_context_and_counts_repeated_reasons(memory_dir: Path, daemon,
                                                                   client: Client) -> None:
     """L-e: the diff had no context and no hunk headers (an unchanged `## Learnings` heading
