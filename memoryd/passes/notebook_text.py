@@ -6,7 +6,8 @@ the indexer reads it: its lines, date, text and heading); :func:`normalise`, :fu
 :func:`prune` change that structure; :meth:`Notebook.render` writes it back so that the indexer
 reads the same entries, each its own, under the same headings (a paragraph after a bullet gets
 a blank line before it; a section not reordered is written as read; a blank line after a
-heading stays, and so do the blank lines of a section whose items are each set apart by one;
+heading stays, and so do the blank lines of a section whose items are each set apart by one,
+and a numbered list keeps its order: sorted, its numbers would run "2. … 1. …";
 an HTML comment, no entry, is written back as it was, before or after its section's items:
 :class:`Comment`). No file, no database:
 memoryd.passes.notebooks runs this over the store.
@@ -57,6 +58,10 @@ TITLES = {"mistakes": "Mistakes", "learnings": "Learnings", "feedback": "Shareho
 _LOOSE_DATE = re.compile(r"^(\s*[-*+]\s+)(?:\[(\d{4})-(\d{1,2})-(\d{1,2})\]|\((\d{4})-(\d{1,2})-"
                          r"(\d{1,2})\)|(\d{4})-(\d{1,2})-(\d{1,2})(?=[ \t]*[:\-\u2013\u2014]\s))"
                          r"(?:[ \t]*[:\-\u2013\u2014](?=\s))?\s*")
+
+
+#: The first line of a numbered list's item ("1. …", "2) …").
+_NUMBERED = re.compile(r"\s*\d{1,9}[.)](?:\s|$)")
 
 
 def section_name(heading: str) -> str | None:
@@ -252,19 +257,25 @@ def parse(text: str, relative: str) -> Notebook:
                         leading=[(i.text, i.heading) for i in parsed.items
                                  if i.line_start <= len(preamble)])
     for section in sections:
-        if section.name and any(read_heading(line) for line in section.other):
+        why = _kept_in_order(section) if section.name else None
+        if why is not None:
             section.in_order = True
-            notebook.problems.append(f"section {section.heading.strip()!r} has sub-headings; "
-                                     "left in its order")
-        elif section.name and _text_between(section):
-            section.in_order = True  # "Current rules:" … "Obsolete, do not follow:" …
-            notebook.problems.append(f"section {section.heading.strip()!r} has text between "
-                                     "its bullets; left in its order")
-        elif section.name and _comment_between(section):
-            section.in_order = True  # it may say something of the bullets after it
-            notebook.problems.append(f"section {section.heading.strip()!r} has a comment "
-                                     "between its bullets; left in its order")
+            notebook.problems.append(f"section {section.heading.strip()!r} {why}; left in its "
+                                     "order")
     return notebook
+
+
+def _kept_in_order(section: Section) -> str | None:
+    """Why a notebook section is written in the order it was read, or None (it is sorted)."""
+    if any(read_heading(line) for line in section.other):
+        return "has sub-headings"
+    if _text_between(section):  # "Current rules:" … "Obsolete, do not follow:" …
+        return "has text between its bullets"
+    if _comment_between(section):  # it may say something of the bullets after it
+        return "has a comment between its bullets"
+    if any(_NUMBERED.match(item.lines[0]) for item in section.items):
+        return "is a numbered list"  # sorted, "1. … 2. …" read "2. … 1. …"
+    return None
 
 
 def _text_between(section: Section) -> bool:

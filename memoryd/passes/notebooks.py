@@ -19,7 +19,8 @@ Session Log (``## `` headings). The pass:
   file, and never injected into the memory block. The pruned lines' entries move with them (same
   ids, same history);
 - **reports** what it cannot fix: bullets without a date, a notebook still over its cap after
-  every allowed prune, a section it cannot reorder (it has sub-headings).
+  every allowed prune, a section it does not reorder (it has sub-headings, text or a comment
+  between its bullets, or it is a numbered list).
 
 Pinned files (CONTEXT.md, system/) and archives are not notebooks. What is done to a
 notebook's text is memoryd.passes.notebook_text; this module runs it over the store: reading,

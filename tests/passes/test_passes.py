@@ -210,6 +210,28 @@ def test_html_comments_are_no_entries_and_the_notebook_pass_keeps_them_in_place(
     assert notebook.read_text() == COMMENTED_NOTEBOOK
 
 
+def test_a_numbered_list_keeps_its_order_and_its_numbers(memory_dir: Path, daemon,
+                                                          client: Client) -> None:
+    """A tester's report: the notebook pass sorted a numbered list newest first, which then
+    read "2. … / 1. …". A numbered list is left in its order (its numbers stay as written),
+    and the run says so; the bulleted sections around it are sorted as before."""
+    notebook = memory_dir / "notebook.md"
+    numbered = ("## Learnings\n"
+                "1. [2026-01-02] export PNGs at 2x for the shop\n"
+                "2. [2026-01-05] speech bubbles go on the left\n"
+                "3. [2026-01-09] check the bleed before printing\n")
+    notebook.write_text("# Designer\n\n## Mistakes\n- [2026-01-03] forgot the bleed margin\n"
+                        "- [2026-01-07] cut through the outline\n\n" + numbered)
+    wait_until(lambda: active_count(client) >= 5)
+    fixed = run_cli("notebook", "check", str(notebook), "--fix")
+    assert fixed.returncode == 0, fixed.stderr
+    assert notebook.read_text() == (
+        "# Designer\n\n## Mistakes\n- [2026-01-07] cut through the outline\n"
+        "- [2026-01-03] forgot the bleed margin\n\n" + numbered)
+    shown = run_cli("pass", "show", fixed.stdout.split()[0])
+    assert "section '## Learnings' is a numbered list; left in its order" in shown.stdout
+
+
 def test_pass_show_diffs_with_context_and_counts_repeated_reasons(memory_dir: Path, daemon,
                                                                   client: Client) -> None:
     """L-e: the diff had no context and no hunk headers (an unchanged `## Learnings` heading
