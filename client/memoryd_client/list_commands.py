@@ -233,8 +233,12 @@ def print_import(result: dict[str, Any]) -> None:
     if c["skipped_decided"]:
         skipped.append(f"{c['skipped_decided']} already imported (since forgotten, superseded "
                        "or archived)")
-    print(f"imported {result['file']}: stored {c['stored']}, already there {c['duplicate']}, "
-          f"skipped {', '.join(skipped[:-1])} and {skipped[-1]}, refused {c['refused']}")
+    # the same text dated otherwise: another sighting of the entry, counted on it
+    again = (f", counted again {c['seen_again']} (the text of an entry here, dated otherwise: "
+             "another sighting of it)") if c.get("seen_again") else ""
+    print(f"imported {result['file']}: stored {c['stored']}, already there {c['duplicate']}"
+          f"{again}, skipped {', '.join(skipped[:-1])} and {skipped[-1]}, refused "
+          f"{c['refused']}")
     redacted = result.get("redacted") or []
     if redacted:  # as `memory store` says it: the file imported still holds them
         from memoryd_client.views import count as counted
@@ -256,7 +260,7 @@ class _Importer:
     def __init__(self, client: Client, file: str) -> None:
         self.client = client
         self.file = file
-        self.counts = {"stored": 0, "duplicate": 0, "skipped_inactive": 0,
+        self.counts = {"stored": 0, "duplicate": 0, "seen_again": 0, "skipped_inactive": 0,
                        "skipped_watched": 0, "skipped_team": 0, "skipped_decided": 0,
                        "refused": 0}
         self.refused: list[dict[str, Any]] = []
@@ -323,6 +327,8 @@ class _Importer:
                 self.counts["stored"] += 1
             elif result.get("duplicate") == "inactive":  # imported before, and forgotten,
                 self.counts["skipped_decided"] += 1       # superseded or archived since
+            elif result.get("duplicate") == "seen again":  # its text here, dated otherwise
+                self.counts["seen_again"] += 1
             else:
                 self.counts["duplicate"] += 1
         batch.clear()

@@ -187,7 +187,9 @@ class DaemonMethods(abc.ABC):
         between. Returns {"results": [...]}, one per entry, in order, by ids and without
         texts (a short reply however long the entries): {"stored": True, "id", "status",
         "superseded": [ids], ...} or {"stored": False, "id": the entry it repeats,
-        "duplicate": "exact" | "near" | "inactive"}; ``get`` shows an entry whole.
+        "duplicate": "exact" | "near" | "inactive" | "seen again"} ("seen again": an imported
+        line with the text of that entry and a date of its own, counted as a sighting of it);
+        ``get`` shows an entry whole.
         Entries of several agents go over each agent's connection, all at once (results in
         order); when one agent's entries are refused, the error is raised and the other
         agents' entries may be stored. A request the disk refused after its first slices

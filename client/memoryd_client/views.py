@@ -455,7 +455,10 @@ def print_stored(result: dict[str, Any]) -> None:
     """What `memory store` did: stored (and what it superseded or disputes), or why not."""
     redacted = ", ".join(result.get("redacted") or ())
     if not result["stored"]:
-        kind = "exact duplicate" if result["duplicate"] == "exact" else \
+        kind = {"exact": "exact duplicate",
+                "seen again": "the same text dated otherwise: counted as another sighting",
+                "inactive": "imported before (since forgotten, superseded or archived)",
+                }.get(result["duplicate"]) or \
             f"near duplicate (cosine {result['cosine']:.2f}; --force stores it anyway)"
         secrets = f" (with its secrets redacted: {redacted})" if redacted else ""
         print(f"not stored: {kind}{secrets} of", file=sys.stderr)

@@ -156,8 +156,9 @@ class Remembered:
     duplicate it was forced past (``similar``, with its ``cosine``), what it contradicts
     (``corrects``) and what it says otherwise (``resembles``). Refused as a ``duplicate``
     (``"exact"`` or ``"near"``; ``"inactive"``: an import of an entry that is here and has
-    since been forgotten, superseded or archived): ``entry`` is the entry it repeats (at
-    ``cosine``, when near)."""
+    since been forgotten, superseded or archived; ``"seen again"``: an imported line with the
+    text of an entry here and a date of its own, kept as a sighting of it and counted in its
+    occurrences): ``entry`` is the entry it repeats (at ``cosine``, when near)."""
 
     stored: bool
     entry: StoredEntry

@@ -1,6 +1,9 @@
 """Remember: a new entry stored, unless the same text is there already (an exact or a near
 duplicate), superseding the values its key had and what it corrects (memoryd.meaning); and a
-lesson seen again in a later session counted on the lesson it repeats.
+lesson seen again in a later session counted on the lesson it repeats, as is an imported line
+with the text of an entry here and a date of its own (another sighting, not a duplicate).
+A remember of the same text now (`memory store` twice) is an exact duplicate: nothing new was
+seen, and nothing is counted.
 """
 
 from __future__ import annotations
@@ -39,6 +42,9 @@ BORDERLINE = 0.03
 #: The entries most like a new one that the write path reads: one may say the same thing
 #: where the nearest says another ("Always use tabs" next to "Use tabs" and "Never use tabs").
 NEARBY = 5
+#: The ``duplicate`` of an imported line counted as another sighting of the entry with its
+#: text (Remembering._sighting).
+SEEN_AGAIN = "seen again"
 
 
 @dataclass
@@ -174,6 +180,11 @@ class Remembering(EntryWrites):
         project = draft.project
         existing = self.store.find_exact(agent, category, draft.hash, project, draft.key)
         if existing is not None:
+            if draft.via == "import" and draft.created != existing.created \
+                    and draft.kind not in TRANSCRIPT_KINDS \
+                    and self.store.same_entry(agent, draft.hash, draft.created) is None:
+                # the same words said at another time: a sighting of the entry, not nothing
+                return self._sighting(draft, existing, records)
             return Remembered(False, existing, duplicate="exact")
         if draft.via == "import":  # a line imported before (or the exported entry itself):
             # not stored again, whatever became of it here (moved: `memory scope`; forgotten,
@@ -288,6 +299,32 @@ class Remembering(EntryWrites):
                 and draft.via != "import" and not said_before(draft, old)
                 and quarantine_reason(draft.text, draft.kind) is None
                 and old.kind != "feedback" and old.via != "watch")
+
+    def _sighting(self, draft: Entry, entry: StoredEntry,
+                  records: dict[str, list[dict[str, Any]]]) -> Remembered:
+        """An imported line with the text of an active entry and a date of its own (the same
+        lesson written down on another day, in another session): kept as a sighting of the
+        entry — an entry of its own with its date and session, superseded by it — and the
+        entry's occurrences up by one, as :meth:`seen_again` counts a lesson said again in a
+        later session (promotion counts the sightings). In the caller's transaction; both
+        records go to the ledger with the rest (``records``), so a rebuild counts it again.
+        A second import of the line finds the sighting by its date (``Store.same_entry``)."""
+        sighting = replace(draft, status="superseded", superseded_by=entry.uid, kind=entry.kind,
+                           category=entry.category, project=entry.project)
+        now = sighting.updated
+        occurrences = (entry.occurrences or 1) + 1
+        records.setdefault(entry.agent, []).extend([
+            {"op": "remember", "ts": now, "entry": sighting.as_dict()},
+            {"op": "update", "ts": now, "id": entry.uid, "fields": {"occurrences": occurrences},
+             "actor": "import (seen again)"}])
+        self.store.insert_entry(sighting.as_dict())
+        stored = self.store.entry_by_uid(sighting.uid)
+        self.store.record_event(sighting.uid, "remember", sighting.writer, None, stored, now)
+        self.store.update_entry(entry.uid, occurrences=occurrences, updated=now)
+        after = self.store.entry_by_uid(entry.uid)
+        assert after is not None
+        self.store.record_event(entry.uid, "seen again", sighting.writer, entry, after, now)
+        return Remembered(False, after, duplicate=SEEN_AGAIN)
 
     def seen_again(self, request: RememberRequest, uid: str) -> StoredEntry | None:
         """A lesson session-end extraction found said again in a later session: the sighting

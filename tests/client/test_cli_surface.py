@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from memoryd_client import Client
 
-from tests.conftest import RunningDaemon, run_cli, start_daemon
+from tests.conftest import RunningDaemon, reindexed, run_cli, start_daemon
 
 
 def test_version_and_memory_alone() -> None:
@@ -443,6 +443,42 @@ def test_a_new_line_in_an_export_imported_before_is_still_imported(
                                          "tests take 8 minutes on CI"]
     finally:
         second.stop()
+
+
+def test_an_imported_line_dated_otherwise_is_another_sighting_of_its_entry(
+        daemon, client, embedder, tmp_path: Path) -> None:
+    """A tester's report: an import line with the text of an entry and another `created`
+    was dropped as "already there 1": the second sighting was lost, and promotion counts
+    sightings. It is counted on the entry (its occurrences, a superseded sighting with its
+    date and session, as a lesson said again in a later session is), and said; importing
+    the file again changes nothing, and a rebuild of the index keeps the count."""
+    said = "Used threshold-based black removal; it ate the dark hair."
+    line = {"agent": "designer", "category": "mistakes", "kind": "lesson", "text": said,
+            "polarity": "negative", "confidence": 0.8}
+    days = ("2026-11-08", "2026-11-25", "2026-11-29")
+    exported = tmp_path / "lessons.jsonl"
+    exported.write_text("".join(
+        json.dumps({**line, "session": f"s{n}", "created": time.mktime(time.strptime(
+            day, "%Y-%m-%d"))}) + "\n" for n, day in enumerate(days)))
+    imported = run_cli("import", str(exported))
+    assert imported.returncode == 0, imported.stderr
+    assert "stored 1, already there 0, counted again 2 (the text of an entry here, dated " \
+        "otherwise: another sighting of it)" in imported.stdout, imported.stdout
+    [entry] = client.list_entries(agent="designer")["entries"]
+    assert entry["occurrences"] == 3
+    # the sightings count for promotion: three sessions
+    assert client.pass_run("promote")["counts"] == {"proposed": 1}
+
+    again = run_cli("import", str(exported))
+    assert "stored 0, already there 3, skipped" in again.stdout, again.stdout
+    assert client.get(entry["id"])["occurrences"] == 3
+    daemon.stop()
+    rebuilt = reindexed(embedder)
+    try:
+        with Client(rebuilt.socket) as after:
+            assert after.get(entry["id"])["occurrences"] == 3
+    finally:
+        rebuilt.stop()
 
 
 def test_an_import_refuses_a_line_that_is_not_utf8_and_goes_on(daemon, memoryd_home) -> None:
