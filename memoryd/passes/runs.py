@@ -228,21 +228,19 @@ class PassRuns:
         if not accepted:
             return shown
         runs = self.store.runs.accepting(accepted)
-        wrote: dict[str, int] = {}  # proposal → the change its run wrote first (the rule)
+        wrote: dict[str, ChangeRow] = {}  # proposal → what its run wrote first (the rule)
         for name, run in runs.items():
             first = next((row for row in self.store.runs.changes_of(run)
                           if row.kind in ("file", "entry")), None)
             if first is not None:
-                wrote[name] = first.id
-        since = self._undo_chains([n for n in wrote.values()
-                                   if (row := self.store.runs.change(n)) is not None
-                                   and row.state == "undone"])
+                wrote[name] = first
+        since = self._undo_chains([row.id for row in wrote.values() if row.state == "undone"])
         for change in shown:
             name = change["change"]
             if name in runs:
                 change["accepted_by"] = run_name(runs[name])
-                if since.get(wrote.get(name, 0)):
-                    change["undos"] = since[wrote[name]]
+            if name in wrote and since.get(wrote[name].id):
+                change["undos"] = since[wrote[name].id]
         return shown
 
     def _undo_chains(self, undone: list[int]) -> dict[int, list[tuple[str, str]]]:
