@@ -15,7 +15,10 @@ of) one segment and must be a valid agent name (:data:`memoryd.names.AGENT_NAME`
 whose name is not one is not matched. Every other character is literal. Hidden files and
 directories are matched like any other, but nothing below a source's root whose path has a
 ``.git`` segment is ever matched, nor, for a built-in source, anything in the directories its
-``excluded`` names (Cline's ``.clinerules/hooks/``: scripts, not rules).
+``excluded`` names (Cline's ``.clinerules/hooks/``: scripts, not rules), nor, for any source, a
+file named as editors, merge tools and memoryd itself name their copies of a file
+(:func:`is_scratch_name`: ``MEMORY.md~``, ``.x.md.swp``, ``sec_BASE_5084.md``,
+``x.md.memoryd-conflict-…``).
 
 Walking
 -------
@@ -65,6 +68,17 @@ ARCHIVE_DIR = "archive"
 _REQUIRED_KEYS = ("name", "path", "kind", "format")
 _AGENT_RE = AGENT_NAME.pattern.removeprefix("^").removesuffix("$")
 _WILDCARDS = ("*", "?", PLACEHOLDER)
+#: The names editors, merge tools and memoryd give the copies of a file they keep beside it:
+#: backups (``x.md~``, ``x.md.orig``, ``x.md.rej``), emacs' autosave (``#x.md#``) and lock
+#: (``.#x.md``, a dangling symlink), vim's swap files (``.x.md.swp``, ``.swo``, ``.swn``,
+#: ``.swx``), JetBrains' safe write (``x.md___jb_tmp___``, ``___jb_old___``), ``git
+#: mergetool``'s (``x_BACKUP_5084.md``, ``_BASE_``, ``_LOCAL_``, ``_REMOTE_``) and memoryd's own
+#: (``x.md.memoryd-conflict-20261128-120000``: an edit it could not merge, kept beside the file;
+#: ``.x.md.memoryd-4242.tmp``: a write on its way).
+_SCRATCH = re.compile(r".*~|#.*#|\.#.*|.*\.(?:sw[nopx]|orig|rej)|.*___jb_(?:tmp|old)___"
+                      r"|.*_(?:BACKUP|BASE|LOCAL|REMOTE)_\d+(?:\.[^.]*)?"
+                      r"|.*\.memoryd-conflict-[0-9-]+|\.(?:.+\.)?memoryd-\d+\.tmp",
+                      re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -101,6 +115,15 @@ def relevant(sources: Sequence[Source], path: str, home: Path) -> bool:
         if compiled.agent_for(path) is not None or compiled.may_contain(path):
             return True
     return False
+
+
+def is_scratch_name(name: str) -> bool:
+    """Whether a file's name is one an editor, a merge tool or memoryd gives a copy of a file
+    it keeps beside it (a backup, a swap or lock file, a merge's sides): never a memory file
+    of its own, in any source (a glob ending in ``**`` matched them, and their stale text was
+    indexed and injected as a second notebook). A source's glob that names its file
+    (``CLAUDE.md``) never matched them; this rule is the same for every glob."""
+    return _SCRATCH.fullmatch(name) is not None
 
 
 def validate_source(data: Mapping[str, Any]) -> Source:
@@ -225,7 +248,7 @@ class _Compiled:
 
     def _agent_for(self, path: str) -> str | None:
         found = self.pattern.fullmatch(path)
-        if found is None:
+        if found is None or is_scratch_name(path.rpartition("/")[2]):
             return None
         below = path[len(self.root.rstrip("/")):]
         if "/.git/" in below or below.endswith("/.git") or self.leaves_out(path):
