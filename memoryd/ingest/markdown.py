@@ -34,6 +34,9 @@ Entries
       hides them ("<!-- Keep this file short -->", a CLAUDE.md's "<!-- TODO … -->"). One ends
       the entry it follows, unless it is indented inside a bullet, which goes on after it.
       Nothing inside a comment is a heading. ``MemoryFile.comments`` holds their line spans.
+    - Merge-conflict markers git writes (``<<<<<<< HEAD``, ``>>>>>>> b2``, and inside a
+      conflict ``=======`` and ``||||||| base``) outside a fence end the current entry and are
+      not entries: the lines of both sides are entries as they are, with their ids.
     - Entry text drops the bullet marker, a checkbox (``[ ]``, ``[x]``) and a leading
       ``[YYYY-MM-DD]`` date (with a following ``:``, ``-`` or dash). The date must be a real
       calendar date; it goes into ``date``. Continuation lines are dedented together, so nested
@@ -93,6 +96,11 @@ _FENCE = re.compile(r" *(`{3,}|~{3,})")
 _COMMENT_OPEN = "<!--"
 _COMMENT_CLOSE = "-->"
 _WORD = re.compile(r"[a-z]+")
+#: Merge-conflict markers (git's, at the start of a line): a conflict's start and end, and
+#: what separates its sides (``=======`` alone is also a setext heading's underline).
+CONFLICT_START = re.compile(r"<{7}(?:[ \t]|$)")
+CONFLICT_END = re.compile(r">{7}(?:[ \t]|$)")
+_CONFLICT_SIDE = re.compile(r"={7}$|\|{7}(?:[ \t]|$)")
 #: Between the titles of a ``title_path``.
 TITLE_SEPARATOR = " › "
 
@@ -376,6 +384,7 @@ def collect_items(lines: list[str], body_start: int,
     section = _Section()
     draft: _Draft | None = None
     skip_to = 0  # the last line of the comment being passed over
+    conflict = False  # inside a merge conflict's markers
     for number in range(body_start + 1, len(lines) + 1):
         if number <= skip_to:
             continue
@@ -395,6 +404,11 @@ def collect_items(lines: list[str], body_start: int,
             if comments is not None:
                 comments.append((number, skip_to))
             continue
+        marker = conflict_marker(line, conflict)
+        if marker is not None:
+            finish_draft(draft, items)
+            draft, conflict = None, marker
+            continue
         if not line and draft is not None and draft.marker_indent is not None:
             draft.blanks += 1  # a bullet may go on after a blank line
             continue
@@ -408,6 +422,16 @@ def collect_items(lines: list[str], body_start: int,
         draft = take_line(draft, line, number, section, items)
     finish_draft(draft, items)
     return tuple(items)
+
+
+def conflict_marker(line: str, inside: bool) -> bool | None:
+    """For a merge-conflict marker line, whether a conflict is open after it (``inside``:
+    before it); None for any other line."""
+    if CONFLICT_START.match(line):
+        return True
+    if CONFLICT_END.match(line):
+        return False
+    return True if inside and _CONFLICT_SIDE.match(line) else None
 
 
 def take_line(

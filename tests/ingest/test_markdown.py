@@ -165,6 +165,27 @@ def test_html_comments_are_not_entries_nor_part_of_one() -> None:
     assert parse_items("<!--x-->\n") == () and parse_items("<!-->\nafter\n")[0].text == "after"
 
 
+def test_merge_conflict_markers_are_no_entry_text() -> None:
+    """`git merge` left a conflict: its markers were glued to the bullets before them
+    (``…Sunday night.\n=======``, a new id each), and one right under a heading was an
+    entry. Both sides' lines are entries as written; a setext underline is text still."""
+    text = ("## Learnings\n<<<<<<< HEAD\n- [2026-06-02] The staging database resets on "
+            "Sundays.\n||||||| base\n- [2026-05-01] The base lesson.\n=======\n- Stashed "
+            "lesson: the cron runs in UTC.\n  It says so in crontab.\n>>>>>>> feature\n"
+            "Paragraph after.\n\nTitle\n=======\n```\n<<<<<<< HEAD\n```\n")
+
+    items = parse_items(text)
+
+    assert [(item.text, item.line_start, item.line_end, item.kind) for item in items] == [
+        ("The staging database resets on Sundays.", 3, 3, "lesson"),
+        ("The base lesson.", 5, 5, "lesson"),
+        ("Stashed lesson: the cron runs in UTC.\nIt says so in crontab.", 7, 8, "lesson"),
+        ("Paragraph after.", 10, 10, "lesson"),
+        ("Title\n=======\n```\n<<<<<<< HEAD\n```", 12, 16, "lesson"),
+    ]
+    assert [i.text for i in parse_items("- a\n<<<<<<<\n- b\n>>>>>>>\n- c\n")] == ["a", "b", "c"]
+
+
 def test_heading_ends_a_bullet_without_a_blank_line() -> None:
     items = parse_items("## Mistakes\n- one\n## Learnings\n- two\n")
 
