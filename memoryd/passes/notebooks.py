@@ -22,6 +22,9 @@ Session Log (``## `` headings). The pass:
   every allowed prune, a section it does not reorder (it has sub-headings, text or a comment
   between its bullets, or it is a numbered list).
 
+A notebook a merge has not finished with (conflict markers in it, or unmerged in git) is left
+as it is, and reported: memoryd.passes.unsettled.
+
 Pinned files (CONTEXT.md, system/) and archives are not notebooks. What is done to a
 notebook's text is memoryd.passes.notebook_text; this module runs it over the store: reading,
 the changes, the writes, and indexing what it wrote.
@@ -56,6 +59,7 @@ from memoryd.passes.notebook_text import (
     prune,
     repeats,
 )
+from memoryd.passes.unsettled import Unmerged, unmerged_why, why_unsettled
 from memoryd.passes.user_files import FileText, read_text
 from memoryd.sources import ARCHIVE_DIR
 from memoryd.store.query import EntryQuery
@@ -89,6 +93,10 @@ def graduate(ctx: PassContext, path: str, uids: set[str], rule_file: Path) -> li
     except OSError:
         return []
     if not is_notebook(current.text):
+        return []
+    why = why_unsettled(current.text)
+    if why is not None:
+        ctx.report(path, f"promoted lessons not moved to the archive: {why}")
         return []
     notebook = parse(current.text, notebook_path.name)
     entries = _file_entries(ctx, path)
@@ -242,18 +250,31 @@ class Plan:
 
 def plan(path: Path, cap: int, kept_elsewhere: Callable[[], set[str]],
          vectors: Callable[[list[Item]], list[np.ndarray | None]], threshold: float,
-         run_name: str, when: float) -> Generator[Any, Any, Plan | None]:
+         run_name: str, when: float,
+         unmerged: Unmerged | None = None) -> Generator[Any, Any, Plan | None]:
     """Read, parse, normalise, take out repeated lessons and prune one notebook (None: not a
     notebook, or unreadable), with a slice point between (a notebook over its cap took up to
     20 ms in one step). A notebook of BIG_TEXT characters or more is parsed, pruned and
     rendered off the database thread (each is one pass over the whole text: 2 MB took a
-    quarter of a second), its hashes and vectors read a page a step."""
+    quarter of a second), its hashes and vectors read a page a step. One a merge is not done
+    with is left as it is, its plan saying why (``unmerged``: what git says, asked off the
+    database thread once per repository)."""
     try:
         current = read_text(path)
     except OSError:
         return None
     if not is_notebook(current.text):
         return None
+    why = why_unsettled(current.text)
+    if why is None and unmerged is not None:
+        repository = unmerged.repository(current.path)
+        if repository is not None:
+            if not unmerged.known(repository):
+                yield Offload(unmerged.read, (repository,))
+            if unmerged.holds(repository, current.path):
+                why = unmerged_why()
+    if why is not None:
+        return Plan(current, Notebook([], [], [why]), [], [], 0, None)
     big = len(current.text) >= BIG_TEXT
     notebook = (yield Offload(parse, (current.text, path.name))) if big \
         else parse(current.text, path.name)
@@ -342,6 +363,7 @@ def run(ctx: PassContext, promoted: Callable[[Store], set[str]]) -> Steps[None]:
     pending: list[Written] = []
     writing: tuple[list[Written], Any] | None = None
     promoted_once = functools.cache(functools.partial(promoted, ctx.store))
+    unmerged = Unmerged()
     for found in notebooks(ctx):
         yield
         cap = notebook_cap(ctx, found["source"])
@@ -352,7 +374,7 @@ def run(ctx: PassContext, promoted: Callable[[Store], set[str]]) -> Steps[None]:
             Path(found["path"]), cap,
             functools.partial(kept_elsewhere, ctx, promoted_once, found["agent"], found["path"]),
             functools.partial(_vectors, ctx, entries),
-            ctx.config.remember.near_duplicate_cosine, ctx.run_name, time.time())
+            ctx.config.remember.near_duplicate_cosine, ctx.run_name, time.time(), unmerged)
         if planned is not None:
             yield
             rows = None

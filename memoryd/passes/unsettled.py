@@ -1,0 +1,95 @@
+"""Whether a notebook is settled enough for a pass to rewrite it, and why not.
+
+A notebook is left as it is, and the run says why, while a merge is not finished in it: it
+holds merge-conflict markers (``<<<<<<< HEAD`` … ``>>>>>>> b2``, as
+:mod:`memoryd.ingest.markdown` reads them), or git lists it as unmerged (a conflict resolved in
+the editor but not yet added). Ordering its bullets moved the markers away from the lines they
+bracket (``=======`` and ``>>>>>>> b2`` before ``<<<<<<< HEAD``), and the merge could no longer
+be finished as git left it.
+
+:class:`Unmerged` asks git once per repository and run, off the database thread.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from memoryd.ingest.markdown import CONFLICT_END, CONFLICT_START
+
+GIT_TIMEOUT_S = 10.0
+
+
+def has_conflict_markers(text: str) -> bool:
+    """Whether a line of the text starts or ends a merge conflict (git's markers)."""
+    return any(CONFLICT_START.match(line) or CONFLICT_END.match(line)
+               for line in text.split("\n") if line[:1] in ("<", ">"))
+
+
+def why_unsettled(text: str) -> str | None:
+    """Why a notebook with this text is left for a later run (None: it is not)."""
+    if has_conflict_markers(text):
+        return ("left as it is: it holds merge-conflict markers (a merge not finished); the "
+                "first run after the conflict is resolved checks it")
+    return None
+
+
+def unmerged_why() -> str:
+    return ("left as it is: git lists it as unmerged (a merge not finished); the first run "
+            "after `git add` checks it")
+
+
+class Unmerged:
+    """The files git lists as unmerged, by repository: its work tree is found for a file
+    from the directories above it (each looked at once), and git is asked once per
+    repository (:meth:`read`, off the database thread)."""
+
+    def __init__(self) -> None:
+        self._roots: dict[str, str | None] = {}
+        self._listed: dict[str, frozenset[str]] = {}
+
+    def repository(self, real: Path) -> str | None:
+        """The work tree of the git repository holding the file ``real`` (its real path),
+        None outside git."""
+        directory = str(real.parent)
+        passed: list[str] = []
+        found: str | None = None
+        while True:
+            if directory in self._roots:
+                found = self._roots[directory]
+                break
+            passed.append(directory)
+            if os.path.lexists(os.path.join(directory, ".git")):
+                found = directory
+                break
+            parent = os.path.dirname(directory)
+            if parent == directory:
+                break
+            directory = parent
+        for each in passed:
+            self._roots[each] = found
+        return found
+
+    def known(self, root: str) -> bool:
+        return root in self._listed
+
+    def read(self, root: str) -> None:
+        """Ask git which files of the repository at ``root`` are unmerged (none when git is
+        missing or fails: the markers are still looked for)."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        env.update(GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
+        try:
+            listed = subprocess.run(["git", "-C", root, "ls-files", "--unmerged", "-z",
+                                     "--full-name"], capture_output=True, check=True,
+                                    timeout=GIT_TIMEOUT_S, env=env).stdout
+        except (OSError, subprocess.SubprocessError):
+            listed = b""
+        names = set()
+        for record in listed.split(b"\0"):
+            if b"\t" in record:  # "<mode> <object> <stage>\t<path>"
+                names.add(os.path.join(root, os.fsdecode(record.split(b"\t", 1)[1])))
+        self._listed[root] = frozenset(names)
+
+    def holds(self, root: str, real: Path) -> bool:
+        return str(real) in self._listed.get(root, frozenset())
