@@ -233,7 +233,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "extract.daily_calls": (0, 100_000), "remember.near_duplicate_cosine": (0.5, 1.0),
     "remember.manual_confidence": (0.0, 1.0), "search.limit": (1, 1000),
     "search.match_precision": (0.5, 0.99), "search.passage_chars": (0, 4000),
-    "passes.quiet_s": (0, 86400),
+    "passes.quiet_s": (0, 86400), "passes.settle_s": (0, 3600),
     "passes.notebook_lines": (10, 100_000), "server.max_connections": (1, 1_000_000),
     "server.idle_timeout_s": (1, 86400), "server.buffered_frame_bytes": (8 << 20, 1 << 34),
     "outcomes.idle_s": (10, 7 * 86400), "outcomes.unused_days": (0, 36_500),

@@ -79,6 +79,7 @@ class PassesConfig:
     quiet_s: float
     notebook_lines: int
     promote_mode: str
+    settle_s: float = 2.0  # memoryd.passes.unsettled
     sync: str = "hourly"  # memoryd.server.sync_methods: only once `memory sync init` ran
 
 

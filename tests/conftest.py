@@ -84,6 +84,9 @@ def private_home(monkeypatch: pytest.MonkeyPatch) -> Path:
         if name.startswith("MEMORYD_") and name != "MEMORYD_HOME":
             monkeypatch.delenv(name)
     monkeypatch.setenv("MEMORYD_WATCH_RESCAN_INTERVAL_S", "0.2")  # notice new roots quickly
+    # a notebook a test has just written is checked at once (a person's editor is done with
+    # it; tests/passes/test_unsettled_notebooks.py has the pass wait as it does by default)
+    monkeypatch.setenv("MEMORYD_PASSES_SETTLE_S", "0")
     # outside any git repository: what `memory store` and the library write is global unless
     # a test says where it works, wherever the tests are run from (a checkout or not)
     monkeypatch.chdir(home)

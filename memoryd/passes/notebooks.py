@@ -22,8 +22,9 @@ Session Log (``## `` headings). The pass:
   every allowed prune, a section it does not reorder (it has sub-headings, text or a comment
   between its bullets, or it is a numbered list).
 
-A notebook a merge has not finished with (conflict markers in it, or unmerged in git) is left
-as it is, and reported: memoryd.passes.unsettled.
+A notebook a merge has not finished with (conflict markers in it, or unmerged in git) or that
+may still be being written (changed in the last 2 s, or ending mid-line and changed in the last
+minute) is left as it is, and reported: memoryd.passes.unsettled.
 
 Pinned files (CONTEXT.md, system/) and archives are not notebooks. What is done to a
 notebook's text is memoryd.passes.notebook_text; this module runs it over the store: reading,
@@ -94,7 +95,7 @@ def graduate(ctx: PassContext, path: str, uids: set[str], rule_file: Path) -> li
         return []
     if not is_notebook(current.text):
         return []
-    why = why_unsettled(current.text)
+    why = _unsettled(current, ctx.config.passes.settle_s)
     if why is not None:
         ctx.report(path, f"promoted lessons not moved to the archive: {why}")
         return []
@@ -113,6 +114,16 @@ def graduate(ctx: PassContext, path: str, uids: set[str], rule_file: Path) -> li
     why = f"{len(removed)} bullets graduated to {rule_file} as a rule: moved to the archive"
     return _file_changes(ctx, notebook_path, current, notebook.render(), archived,
                          _moving(removed, archived[0]), "graduate", why, why)
+
+
+def _unsettled(current: FileText, settle_s: float, now: float | None = None) -> str | None:
+    """Why a notebook read as ``current`` is left for a later run (see
+    memoryd.passes.unsettled), without asking git."""
+    try:
+        mtime = os.stat(current.path).st_mtime
+    except OSError:
+        mtime = 0.0
+    return why_unsettled(current.text, mtime, time.time() if now is None else now, settle_s)
 
 
 def _archived(path: Path, run_name: str, removed: list[tuple[str, Item]],
@@ -250,22 +261,22 @@ class Plan:
 
 def plan(path: Path, cap: int, kept_elsewhere: Callable[[], set[str]],
          vectors: Callable[[list[Item]], list[np.ndarray | None]], threshold: float,
-         run_name: str, when: float,
+         run_name: str, when: float, settle_s: float = 0.0,
          unmerged: Unmerged | None = None) -> Generator[Any, Any, Plan | None]:
     """Read, parse, normalise, take out repeated lessons and prune one notebook (None: not a
     notebook, or unreadable), with a slice point between (a notebook over its cap took up to
     20 ms in one step). A notebook of BIG_TEXT characters or more is parsed, pruned and
     rendered off the database thread (each is one pass over the whole text: 2 MB took a
-    quarter of a second), its hashes and vectors read a page a step. One a merge is not done
-    with is left as it is, its plan saying why (``unmerged``: what git says, asked off the
-    database thread once per repository)."""
+    quarter of a second), its hashes and vectors read a page a step. One a merge or a writer
+    is not done with is left as it is, its plan saying why (``settle_s``: passes.settle_s;
+    ``unmerged``: what git says, asked off the database thread once per repository)."""
     try:
         current = read_text(path)
     except OSError:
         return None
     if not is_notebook(current.text):
         return None
-    why = why_unsettled(current.text)
+    why = _unsettled(current, settle_s, when)
     if why is None and unmerged is not None:
         repository = unmerged.repository(current.path)
         if repository is not None:
@@ -374,7 +385,8 @@ def run(ctx: PassContext, promoted: Callable[[Store], set[str]]) -> Steps[None]:
             Path(found["path"]), cap,
             functools.partial(kept_elsewhere, ctx, promoted_once, found["agent"], found["path"]),
             functools.partial(_vectors, ctx, entries),
-            ctx.config.remember.near_duplicate_cosine, ctx.run_name, time.time(), unmerged)
+            ctx.config.remember.near_duplicate_cosine, ctx.run_name, time.time(),
+            ctx.config.passes.settle_s, unmerged)
         if planned is not None:
             yield
             rows = None

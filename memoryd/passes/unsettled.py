@@ -1,11 +1,19 @@
 """Whether a notebook is settled enough for a pass to rewrite it, and why not.
 
-A notebook is left as it is, and the run says why, while a merge is not finished in it: it
-holds merge-conflict markers (``<<<<<<< HEAD`` … ``>>>>>>> b2``, as
-:mod:`memoryd.ingest.markdown` reads them), or git lists it as unmerged (a conflict resolved in
-the editor but not yet added). Ordering its bullets moved the markers away from the lines they
-bracket (``=======`` and ``>>>>>>> b2`` before ``<<<<<<< HEAD``), and the merge could no longer
-be finished as git left it.
+A notebook is left as it is, and the run says why, while:
+
+- **a merge is not finished in it**: it holds merge-conflict markers (``<<<<<<< HEAD`` …
+  ``>>>>>>> b2``, as :mod:`memoryd.ingest.markdown` reads them), or git lists it as unmerged
+  (a conflict resolved in the editor but not yet added). Ordering its bullets moved the
+  markers away from the lines they bracket (``=======`` and ``>>>>>>> b2`` before
+  ``<<<<<<< HEAD``), and the merge could no longer be finished as git left it;
+- **it is being written**: it changed in the last ``passes.settle_s`` seconds (2), or it ends
+  in the middle of a line (no final newline) and changed in the last :data:`MID_LINE_TIMES`
+  times as long (a minute). A writer that appended the rest later (``cat part2 >>
+  CLAUDE.md``) put it at the end of whatever bullet the pass had moved last, and the half line
+  was an entry of its own. A file that ends without a newline and has been still for longer is
+  one written that way (an editor that adds none): were it left too, such a notebook would
+  never be checked.
 
 :class:`Unmerged` asks git once per repository and run, off the database thread.
 """
@@ -18,6 +26,8 @@ from pathlib import Path
 
 from memoryd.ingest.markdown import CONFLICT_END, CONFLICT_START
 
+#: A notebook ending mid-line is left while it changed in the last ``settle_s`` times this.
+MID_LINE_TIMES = 30
 GIT_TIMEOUT_S = 10.0
 
 
@@ -27,11 +37,19 @@ def has_conflict_markers(text: str) -> bool:
                for line in text.split("\n") if line[:1] in ("<", ">"))
 
 
-def why_unsettled(text: str) -> str | None:
-    """Why a notebook with this text is left for a later run (None: it is not)."""
+def why_unsettled(text: str, mtime: float, now: float, settle_s: float) -> str | None:
+    """Why a notebook with this text, last changed at ``mtime``, is left for a later run (None:
+    it is not)."""
     if has_conflict_markers(text):
         return ("left as it is: it holds merge-conflict markers (a merge not finished); the "
                 "first run after the conflict is resolved checks it")
+    age = now - mtime
+    if abs(age) < settle_s:
+        return (f"left for a later run: it changed {max(age, 0):.1f} s ago, and may still be "
+                "being written")
+    if text and not text.endswith("\n") and abs(age) < settle_s * MID_LINE_TIMES:
+        return ("left for a later run: it ends in the middle of a line (no final newline) and "
+                f"changed {max(age, 0):.0f} s ago: it may still be being written")
     return None
 
 

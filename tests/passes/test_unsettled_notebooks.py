@@ -1,21 +1,24 @@
-"""A notebook a merge is not done with is left as it is (memoryd.passes.unsettled), and its
-entries are read as the person will see them once done.
+"""A notebook a merge or a writer is not done with is left as it is (memoryd.passes.unsettled),
+and its entries are read as the person will see them once done.
 
-A tester drove git against a project's CLAUDE.md: ``git merge`` left a conflict in ``##
-Learnings``, and the notebook pass sorted the bullets, ``=======`` and ``>>>>>>> b2`` ending up
-before ``<<<<<<< HEAD``; the markers had been glued to bullets as their text (each such bullet
-a new id) and injected at SessionStart."""
+A tester drove git and real writes against a project's CLAUDE.md: ``git merge`` left a conflict
+in ``## Learnings``, and the notebook pass sorted the bullets, ``=======`` and ``>>>>>>> b2``
+ending up before ``<<<<<<< HEAD``; the markers had been glued to bullets as their text (each
+such bullet a new id) and injected at SessionStart. ``cat p1 > CLAUDE.md`` (ending mid-line),
+the pass, then ``cat p2 >> CLAUDE.md``: the second half landed at the end of another bullet."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 from memoryd_client import Client
 
-from tests.conftest import run_cli, run_hook, wait_until
+from tests.conftest import run_cli, run_hook, start_daemon, wait_until
 
 START = """# Shop
 
@@ -123,3 +126,57 @@ def test_a_merge_conflict_is_neither_entries_nor_rewritten_until_resolved(
         "- [2026-05-20] Deploys go through the staging cluster first.\n"
         "- [2026-05-01] The build uses make, never the IDE's runner.\n")
     wait_until(lambda: entries(repo) == during)
+
+
+def test_a_notebook_being_written_is_left_until_it_is_whole(
+        memoryd_home: Path, embedder, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MEMORYD_PASSES_SETTLE_S")  # as a user has it: 2 s
+    notebook = repo / "CLAUDE.md"
+    lines = ["- [2026-01-03] Backups run nightly at 23:00.",
+             "- [2026-01-20] Feature flags are read from Consul, not from env vars.",
+             "- [2026-01-11] Logs rotate weekly.",
+             "- [2026-01-07] The cache is warmed after each deploy."]
+    whole = "# Shop\n\n## Learnings\n" + "\n".join(lines) + "\n"
+    first = whole[:whole.index("Featu") + len("Featu")]  # `cat p1 > CLAUDE.md`
+    texts = sorted(line[15:] for line in lines)
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket, timeout_s=30) as client:
+            assert run_cli("sources", "add", "--project", str(repo)).returncode == 0
+            wait_until(lambda: len(entries(repo)) == 2)
+            notebook.write_text(first)
+            run = client.pass_run("notebooks", project=str(repo))  # at once
+            assert "applied" not in run["counts"]
+            [problem] = [c["why"] for c in client.pass_show(run["run"])["changes"]
+                         if c["kind"] == "problem"]
+            assert problem.startswith("left for a later run: it changed ")
+            assert problem.endswith(" s ago, and may still be being written")
+            wait_until(lambda: "Backups run nightly at 23:00." in entries(repo))
+            backups = entries(repo)["Backups run nightly at 23:00."]
+            time.sleep(2.2)
+            said, problems = pass_run(repo)  # still for 2 s, but it ends mid-line
+            assert len(problems) == 1 and problems[0].startswith(
+                "left for a later run: it ends in the middle of a line (no final newline)")
+            assert notebook.read_text() == first
+            with notebook.open("a") as rest:  # `cat p2 >> CLAUDE.md`
+                rest.write(whole[len(first):])
+            time.sleep(2.2)
+            said, problems = pass_run(repo)
+            assert "applied 1" in said and problems == []
+            assert notebook.read_text() == "# Shop\n\n## Learnings\n" + "\n".join(
+                sorted(lines, reverse=True)) + "\n"
+            wait_until(lambda: sorted(entries(repo)) == texts)
+            assert entries(repo)["Backups run nightly at 23:00."] == backups
+
+            # a notebook its editor saves without a final newline is checked once still
+            notebook.write_text("# Shop\n\n## Learnings\n" + "\n".join(lines))
+            wait_until(lambda: sorted(entries(repo)) == texts)
+            old = time.time() - 120
+            os.utime(notebook, (old, old))
+            said, problems = pass_run(repo)
+            assert "applied 1" in said and problems == []
+            assert notebook.read_text() == "# Shop\n\n## Learnings\n" + "\n".join(
+                sorted(lines, reverse=True))
+    finally:
+        running.stop()
+    assert not running.errors, running.errors
