@@ -47,7 +47,8 @@ NOTEBOOK = ["# Designer notebook", "", "## Mistakes",
             *[f"- 2026-3-{day}: lesson number {day} about sticker margins" for day in range(1, 4)],
             "- [2026-01-02] export PNGs at 2x for the shop"]
 PASSES_OFF = "[passes]\n" + "".join(f'{name} = "off"\n' for name in (
-    "notebooks", "consolidate", "promote", "staleness", "retain"))
+    "notebooks", "consolidate", "promote", "staleness", "retain")) + (
+    "settle_s = 0.0\n")  # a notebook a test has just written is checked at once (conftest)
 
 
 @dataclass
