@@ -162,7 +162,9 @@ def test_a_restart_leaves_the_block_as_it_was(embedder, repo: Path, memoryd_home
     """Entries of one date (a notebook's bullets of a day) tie on their date. Their order is
     the block's own, the last stored first as newest first goes, not the order the query plan
     happens to read them in: at its start the daemon refreshes the database's statistics, and
-    with them the plan can change (it did, with a few hundred entries)."""
+    with them the plan can change (it did, with a few hundred entries). These bullets say one
+    thing with its number changed (versions of one: memoryd.retrieval.versions), and of lines
+    of one date the upper is the newer: the others go after it, said earlier."""
     bullets = {"Feedback": "Feedback number {n}: shorter step {n} updates please",
                "Mistakes": "Mistake number {n}: skipped the step {n} checklist"}
     notebook = memoryd_home / "agents" / AGENT / "more.md"
@@ -189,8 +191,10 @@ def test_a_restart_leaves_the_block_as_it_was(embedder, repo: Path, memoryd_home
             assert client.context(AGENT, cwd=str(repo))["text"] == first
     finally:
         running.stop()
-    numbers = [line.split("number ")[1][0] for line in first.split("\n") if "number " in line]
-    assert numbers == ["5", "4", "3", "2", "1"] * 2  # the last stored first
+    lines = [line for line in first.split("\n") if "number " in line]
+    numbers = [line.split("number ")[1][0] for line in lines]
+    assert numbers == ["1", "5", "4", "3", "2"] * 2  # the newest, then the last stored first
+    assert [n for n, line in zip(numbers, lines) if "said earlier" not in line] == ["1", "1"]
 
 
 def changed_lines(old: str, new: str) -> tuple[list[str], list[str]]:
