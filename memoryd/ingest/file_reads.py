@@ -22,7 +22,8 @@ from memoryd_client.views import shown_text
 
 from memoryd import claude_projects
 from memoryd.ingest import watch_plan
-from memoryd.ingest.indexer import Changes, Indexer, MemoryFileRead, read_memory_file, stat_facts
+from memoryd.ingest.file_read import MemoryFileRead, read_memory_file, stat_facts
+from memoryd.ingest.indexer import Changes, Indexer
 from memoryd.ingest.scan_links import ScanLinks, leads_outside
 from memoryd.ingest.source_stats import SourceStats, account
 from memoryd.ingest.transcript_files import TranscriptFiles

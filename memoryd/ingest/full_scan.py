@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from memoryd_client.views import shown_text
 
-from memoryd.ingest.indexer import Indexer, indexed_stat, over_cap, refused_over_cap
+from memoryd.ingest.file_read import indexed_stat, over_cap, refused_over_cap
+from memoryd.ingest.indexer import Indexer
 from memoryd.ingest.scan_links import ScanLinks, scan_files
 from memoryd.ingest.source_stats import SourceStats
 from memoryd.progress import InitialIndexing

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 
 from memoryd_client.views import shown_text
 
-from memoryd.ingest.indexer import Changes, FileFacts
+from memoryd.ingest.file_read import FileFacts
+from memoryd.ingest.indexer import Changes
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,8 @@ from typing import Any, TypeVar
 
 from memoryd.ingest.context import cwd_hint, reads_from_start, replay
 from memoryd.ingest.document import read_document
-from memoryd.ingest.indexer import FileFacts, Indexer
+from memoryd.ingest.file_read import FileFacts
+from memoryd.ingest.indexer import Indexer
 from memoryd.ingest.source_stats import SkippedLines, SourceStats, account
 from memoryd.ingest.tail import TailPosition, TailRead, read_appended
 from memoryd.ingest.transcript import (

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from memoryd.ingest.indexer import Indexer, memory_key, read_memory_file, stat_facts
+from memoryd.ingest.file_read import memory_key, read_memory_file, stat_facts
+from memoryd.ingest.indexer import Indexer
 from memoryd.ingest.markdown import MemoryFile, is_pinned
 from memoryd.passes.changes import Change, RunSummary, run_name
 from memoryd.passes.file_care import NotWritten

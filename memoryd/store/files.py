@@ -3,7 +3,7 @@
 One row per path: which source and agent it belongs to, its kind (``memory``: a markdown file
 of entries; ``transcript``: a session's log, read by offset), its stat when last read, a
 memory file's description, type, pinned flag and frontmatter, the text it was indexed from
-(``text_key``: memoryd.ingest.indexer.memory_key), and the problem that kept it (or part of
+(``text_key``: memoryd.ingest.file_read.memory_key), and the problem that kept it (or part of
 it) out (``error``). The indexer writes it (memoryd.ingest.indexer); the passes, the memory
 block and ``memory status`` read it, through the methods here (``Store.files``).
 """

@@ -266,7 +266,7 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX IF NOT EXISTS entries_transcripts_updated ON entries(updated, id)
         WHERE via = 'watch' AND uid >= 't' AND uid < 'u';
     """,
-    # 16: what a memory file's entries were made from (memoryd.ingest.indexer.memory_key) and
+    # 16: what a memory file's entries were made from (memoryd.ingest.file_read.memory_key) and
     # its project: a file read again as it was indexed — the notebook pass indexes what it
     # writes at once — is not parsed again (the watcher re-read the thousand notebooks a pass
     # rewrote: 1.2 s on the database thread). Files indexed before have none: parsed next time
