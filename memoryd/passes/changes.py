@@ -65,5 +65,5 @@ class RunSummary:
     gone: list[str] = field(default_factory=list)
     later: dict[str, list[str]] = field(default_factory=dict)
     #: Of an undo's: the changes it left as they are, and why (what they merged into was
-    #: replaced by a person since: memoryd.passes.consolidate.replaced_since).
+    #: replaced by a person since: memoryd.passes.merge_undo.replaced_since).
     kept: list[str] = field(default_factory=list)

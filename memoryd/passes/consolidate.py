@@ -70,7 +70,6 @@ from memoryd.store.vectors import VectorFilter, follow_meta
 
 if TYPE_CHECKING:
     from memoryd.passes.api import PassContext, Steps
-    from memoryd.store.database import Store
 
 MAX_CONFIDENCE = 0.99
 #: How far a chain of superseded_by is followed to see whether two entries were merged.
@@ -143,7 +142,7 @@ def _members(values: np.ndarray, pool: np.ndarray) -> np.ndarray:
     return pool[np.searchsorted(pool, values).clip(max=len(pool) - 1)] == values
 
 
-def _evidence(entry: StoredEntry) -> str:
+def evidence_key(entry: StoredEntry) -> str:
     """What makes two sightings independent: the session, else the (local) day."""
     if entry.session:
         return f"session:{entry.session}"
@@ -528,78 +527,6 @@ def _kept_apart(ctx: PassContext, apart: dict[str, set[str]], uid: str, survivor
     return False
 
 
-#: The passes whose supersedes an undo follows to where a merged entry lives on (their runs
-#: merge; a person's ``memory supersede`` or correction replaces).
-MERGING_PASSES = ("consolidate",)
-
-
-def replaced_since(store: Store, change: dict[str, Any]) -> tuple[str, str] | None:
-    """Whether an undo leaves ``change`` — a loser's ``supersede`` by its survivor, or the
-    survivor's ``merge`` — as it is: (the entry, what became of it) when the survivor (or the
-    entry it was merged into since, along the chain) was replaced since by a person's act —
-    superseded by hand (`memory supersede`, a correction) or forgotten —, else None. Taking
-    the merge back would bring the copies back active beside what replaced them, overruling
-    that act; the user's later word stands."""
-    if change["kind"] != "entry" or change["action"] not in ("supersede", "merge"):
-        return None
-    uid = (change["after"] or {}).get("superseded_by") if change["action"] == "supersede" \
-        else change["target"]
-    entry = store.entry_by_uid(uid) if uid else None
-    for _ in range(MAX_CHAIN):
-        if entry is None:
-            return None
-        if entry.status == "forgotten":
-            return entry.uid, "was forgotten since"
-        if entry.status != "superseded" or not entry.superseded_by:
-            return None
-        if store.runs.superseding_pass(entry.uid, entry.superseded_by) not in MERGING_PASSES:
-            return entry.uid, f"was replaced since by {entry.superseded_by}"
-        entry = store.entry_by_uid(entry.superseded_by)  # merged on: where it lives now
-    return None
-
-
-def recounted(store: Store, merge: dict[str, Any]) -> list[Change]:
-    """Undoing ``merge`` (a survivor's merge change) took back from its survivor what its
-    losers brought; when the survivor was merged since into another entry (and that one, it
-    may be, into another), the counts it passed on went with it: each of them is recounted,
-    as changes for the undo to apply. Occurrences go down by as many as the undone merge
-    added; the confidence, where the merge that absorbed the entry raised it by the entry's
-    evidence, is raised instead from the entry's confidence as it is now
-    (``1 − (1 − c)(1 − c_new / 2) / (1 − c_old / 2)``: the rule of :func:`_absorb` taken back
-    and made again), never below what it was before that merge."""
-    gone = int(merge["after"].get("occurrences") or 1) - int(merge["before"].get("occurrences")
-                                                             or 1)
-    old = float(merge["after"].get("confidence", 0.0))
-    new = float(merge["before"].get("confidence", old))
-    entry = store.entry_by_uid(merge["target"])
-    changes: list[Change] = []
-    for _ in range(MAX_CHAIN):
-        if entry is None or entry.status != "superseded" or not entry.superseded_by:
-            break
-        absorbed = store.runs.merge_into(entry.uid, entry.superseded_by)
-        survivor = store.entry_by_uid(entry.superseded_by)
-        if absorbed is None or survivor is None:  # superseded by a key's value, or by hand
-            break
-        confidence = survivor.confidence
-        raised = float(absorbed.after.get("confidence", 0.0)) > \
-            float(absorbed.before.get("confidence", 1.0))
-        if raised and new != old and _evidence(entry) != _evidence(survivor):
-            confidence = 1 - (1 - confidence) * (1 - new / 2) / (1 - old / 2)
-            confidence = round(min(MAX_CONFIDENCE, max(
-                confidence, float(absorbed.before.get("confidence", 0.0)))), 4)
-        occurrences = max(1, (survivor.occurrences or 1) - gone)
-        if (occurrences, confidence) == (survivor.occurrences, survivor.confidence):
-            break
-        changes.append(Change(
-            "entry", survivor.uid, "recount",
-            f"{merge['change']} undone: {merge['target']} was merged into {survivor.uid} "
-            f"since, with what the undone merge brought ({gone} occurrences)",
-            {"occurrences": survivor.occurrences, "confidence": survivor.confidence},
-            {"occurrences": occurrences, "confidence": confidence}))
-        old, new, entry = survivor.confidence, confidence, survivor
-    return changes
-
-
 def _absorb(ctx: PassContext, survivor: StoredEntry,
             losers: list[StoredEntry]) -> Iterator[None]:
     """One merge: the losers superseded and the survivor's counts raised (and their tags
@@ -625,7 +552,7 @@ def _absorb(ctx: PassContext, survivor: StoredEntry,
             break
         if not start:
             survivor = current
-            seen = {_evidence(survivor)}
+            seen = {evidence_key(survivor)}
             occurrences, confidence = survivor.occurrences or 1, survivor.confidence
             counts = {"occurrences": survivor.occurrences, "confidence": survivor.confidence}
             tags = list(survivor.tags)
@@ -636,8 +563,8 @@ def _absorb(ctx: PassContext, survivor: StoredEntry,
             if loser is None or loser.status != "active" or loser.superseded_by is not None:
                 continue
             occurrences += loser.occurrences or 1
-            if _evidence(loser) not in seen:
-                seen.add(_evidence(loser))
+            if evidence_key(loser) not in seen:
+                seen.add(evidence_key(loser))
                 confidence = 1 - (1 - confidence) * (1 - loser.confidence / 2)
             gained.update(loser.tags)
             changes.append(_supersede(loser, survivor, f"near duplicate of {survivor.uid}: "

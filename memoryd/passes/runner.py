@@ -36,7 +36,7 @@ from memoryd.errors import (
     UnavailableError,
     WriteRefusedError,
 )
-from memoryd.passes import consolidate, notebooks, promote, retain, staleness
+from memoryd.passes import consolidate, merge_undo, notebooks, promote, retain, staleness
 from memoryd.passes.api import Collect, Offload, PassContext, PassParts, Steps, in_thread
 from memoryd.passes.changes import Change, RunSummary, parse_target, run_name
 from memoryd.passes.file_care import FileNotWrittenError
@@ -535,7 +535,7 @@ def _undo(ctx: PassContext, changes: list[dict[str, Any]]) -> Steps[None]:
             if state is None:
                 continue
         else:
-            kept = consolidate.replaced_since(ctx.store, group[0])
+            kept = merge_undo.replaced_since(ctx.store, group[0])
             if kept is not None:  # the user's later act stands: said, and left applied
                 _keep(ctx, group[0], kept)
                 continue
@@ -543,7 +543,7 @@ def _undo(ctx: PassContext, changes: list[dict[str, Any]]) -> Steps[None]:
             ctx.count(state)
             if state == "applied" and group[0]["action"] == "merge":
                 # its survivor merged on since: what the merge brought goes from there too
-                for change in consolidate.recounted(ctx.store, group[0]):
+                for change in merge_undo.recounted(ctx.store, group[0]):
                     ctx.apply(change)
         if state == "applied":
             for number in numbers:
@@ -551,7 +551,7 @@ def _undo(ctx: PassContext, changes: list[dict[str, Any]]) -> Steps[None]:
 
 
 #: An undo's count of the changes it left applied, as what they merged into was replaced by a
-#: person since (consolidate.replaced_since).
+#: person since (merge_undo.replaced_since).
 KEPT = "kept"
 
 
