@@ -6,6 +6,8 @@ import json
 import os
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from memoryd_client import Client
@@ -43,6 +45,24 @@ def end_session(cwd: Path, path: Path) -> None:
     payload = {"session_id": SESSION, "transcript_path": str(path), "cwd": str(cwd)}
     assert run_hook("claude-code", "SessionStart", {**payload, "hook_event_name": "SessionStart"}).returncode == 0
     assert run_hook("claude-code", "SessionEnd", {**payload, "hook_event_name": "SessionEnd", "reason": "other"}).returncode == 0
+
+
+@contextmanager
+def extracting(memoryd_home: Path, embedder, tmp_path: Path,  # type: ignore[no-untyped-def]
+               extract: str) -> Iterator[tuple[Client, Path]]:
+    """A daemon of its own whose config.toml's ``[extract]`` table holds ``extract``, and the
+    session's transcript (CORRECTIONS) written: its client and the transcript's path."""
+    from tests.conftest import start_daemon
+
+    (memoryd_home / "config.toml").write_text(f"[extract]\n{extract}")
+    path = tmp_path / f"{SESSION}.jsonl"
+    transcript(path, CORRECTIONS)
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as client:
+            yield client, path
+    finally:
+        running.stop()
 
 
 def lessons(client: Client) -> list[dict]:
@@ -191,29 +211,21 @@ def test_an_llm_command_that_does_not_start_loses_nothing(memoryd_home, embedder
     it was run), and one that could not be split into words (`cat 'oops`, refused by the
     configuration now) took the rule-based entries down with it. Neither: the session's
     lessons are stored, and the budget is there for the command once it is right."""
-    from tests.conftest import start_daemon
-
     config = memoryd_home / "config.toml"
-    config.write_text(f'[extract]\ncommand = "{tmp_path / "no-such-runner"}"\n'
-                      "daily_calls = 1\n")
-    path = tmp_path / f"{SESSION}.jsonl"
-    transcript(path, CORRECTIONS)
-    running = start_daemon(embedder)
-    try:
-        with Client(running.socket) as client:
-            end_session(tmp_path, path)
-            wait_until(lambda: client.session(SESSION)["session"]["extracted"], timeout_s=20)
-            texts = " ".join(e["text"] for e in client.session(SESSION)["entries"])
-            assert "force-push" in texts  # the rule-based part, stored
-            runner = tmp_path / "runner.py"
-            runner.write_text(RUNNER)
-            config.write_text(f'[extract]\ncommand = "{sys.executable} {runner}"\n'
-                              "daily_calls = 1\n")
-            assert client.reload()["warnings"] == []
-            report = client.extract(SESSION, dry_run=True)["report"]
-            assert any(e["rule"] == "llm" for m in report for e in m["entries"])
-    finally:
-        running.stop()
+    with extracting(memoryd_home, embedder, tmp_path,
+                    f'command = "{tmp_path / "no-such-runner"}"\ndaily_calls = 1\n') \
+            as (client, path):
+        end_session(tmp_path, path)
+        wait_until(lambda: client.session(SESSION)["session"]["extracted"], timeout_s=20)
+        texts = " ".join(e["text"] for e in client.session(SESSION)["entries"])
+        assert "force-push" in texts  # the rule-based part, stored
+        runner = tmp_path / "runner.py"
+        runner.write_text(RUNNER)
+        config.write_text(f'[extract]\ncommand = "{sys.executable} {runner}"\n'
+                          "daily_calls = 1\n")
+        assert client.reload()["warnings"] == []
+        report = client.extract(SESSION, dry_run=True)["report"]
+        assert any(e["rule"] == "llm" for m in report for e in m["entries"])
 
 
 #: An API key on an `[extract] command`, and a token a model's answer holds.
@@ -227,22 +239,14 @@ def test_an_llm_command_that_does_not_start_is_logged_without_its_arguments(
     '/nonexistent/llm-cli --api-key sk-proj-… -m small' did not start`."""
     import logging
 
-    from tests.conftest import start_daemon
-
-    (memoryd_home / "config.toml").write_text(
-        f'[extract]\ncommand = "/nonexistent/llm-cli --api-key {API_KEY} -m small"\n')
-    path = tmp_path / f"{SESSION}.jsonl"
-    transcript(path, CORRECTIONS)
-    running = start_daemon(embedder)
-    try:
-        with Client(running.socket) as client:
-            end_session(tmp_path, path)
-            wait_until(lambda: client.session(SESSION)["session"]["extracted"], timeout_s=20)
-            with caplog.at_level(logging.ERROR):
-                done = run_cli("extract", SESSION, "--dry-run")
-            assert done.returncode == 0, done.stderr
-    finally:
-        running.stop()
+    with extracting(memoryd_home, embedder, tmp_path,
+                    f'command = "/nonexistent/llm-cli --api-key {API_KEY} -m small"\n') \
+            as (client, path):
+        end_session(tmp_path, path)
+        wait_until(lambda: client.session(SESSION)["session"]["extracted"], timeout_s=20)
+        with caplog.at_level(logging.ERROR):
+            done = run_cli("extract", SESSION, "--dry-run")
+        assert done.returncode == 0, done.stderr
     said = [m for m in caplog.messages if "did not start" in m]
     assert said and said[0].startswith("LLM extractor '/nonexistent/llm-cli' did not start")
     assert not any(API_KEY in m or "--api-key" in m for m in caplog.messages)
@@ -252,7 +256,6 @@ def test_an_llm_candidates_secret_is_redacted_in_the_report_and_the_store(
         memoryd_home, embedder, tmp_path) -> None:
     """`memory extract` showed a model's candidate with its text raw (its category
     redacted), and the duplicate filters compared the raw text: redacted at the candidate."""
-    from tests.conftest import start_daemon
 
     runner = tmp_path / "runner.py"
     runner.write_text(
@@ -261,31 +264,25 @@ def test_an_llm_candidates_secret_is_redacted_in_the_report_and_the_store(
         "print(json.dumps({'entries': [{'kind': 'lesson', 'text': 'Always rotate the token "
         f"{LLM_TOKEN} after a leak', 'polarity': 'positive', 'category': 'security-{LLM_TOKEN}',"
         " 'message_id': 'u1'}]}))\n")
-    (memoryd_home / "config.toml").write_text(
-        f'[extract]\ncommand = "{sys.executable} {runner}"\ndaily_calls = 10\n')
-    path = tmp_path / f"{SESSION}.jsonl"
-    transcript(path, CORRECTIONS)
-    running = start_daemon(embedder)
-    try:
-        with Client(running.socket) as client:
-            payload = {"session_id": SESSION, "transcript_path": str(path), "cwd": str(tmp_path),
-                       "hook_event_name": "SessionStart"}
-            assert run_hook("claude-code", "SessionStart", payload).returncode == 0
-            shown = run_cli("extract", SESSION, "--dry-run")
-            as_json = run_cli("extract", SESSION, "--dry-run", "--json")
-            stored = run_cli("extract", SESSION)
-            for done in (shown, as_json, stored):
-                assert done.returncode == 0, done.stderr
-                assert LLM_TOKEN not in done.stdout, done.stdout
-            assert ("'Always rotate the token [REDACTED:github-token] after a leak.': accepted"
-                    in shown.stdout), shown.stdout
-            [llm] = [e for m in json.loads(as_json.stdout)["report"] for e in m["entries"]
-                     if e["rule"] == "llm"]
-            assert llm["text"] == "Always rotate the token [REDACTED:github-token] after a leak."
-            texts = [e["text"] for e in client.session(SESSION)["entries"]]
-            assert "Always rotate the token [REDACTED:github-token] after a leak." in texts
-    finally:
-        running.stop()
+    with extracting(memoryd_home, embedder, tmp_path,
+                    f'command = "{sys.executable} {runner}"\ndaily_calls = 10\n') \
+            as (client, path):
+        payload = {"session_id": SESSION, "transcript_path": str(path), "cwd": str(tmp_path),
+                   "hook_event_name": "SessionStart"}
+        assert run_hook("claude-code", "SessionStart", payload).returncode == 0
+        shown = run_cli("extract", SESSION, "--dry-run")
+        as_json = run_cli("extract", SESSION, "--dry-run", "--json")
+        stored = run_cli("extract", SESSION)
+        for done in (shown, as_json, stored):
+            assert done.returncode == 0, done.stderr
+            assert LLM_TOKEN not in done.stdout, done.stdout
+        assert ("'Always rotate the token [REDACTED:github-token] after a leak.': accepted"
+                in shown.stdout), shown.stdout
+        [llm] = [e for m in json.loads(as_json.stdout)["report"] for e in m["entries"]
+                 if e["rule"] == "llm"]
+        assert llm["text"] == "Always rotate the token [REDACTED:github-token] after a leak."
+        texts = [e["text"] for e in client.session(SESSION)["entries"]]
+        assert "Always rotate the token [REDACTED:github-token] after a leak." in texts
 
 
 def session_of(client: Client, cwd: Path, session: str, messages: list[str]) -> None:
