@@ -10,6 +10,6 @@ or, for Claude Code's auto memory, to that of the directory its name encodes
 
 from __future__ import annotations
 
-from memoryd_client.project import project_of, repository_of
+from memoryd_client.project import checkout_of, project_of, repository_of
 
-__all__ = ["project_of", "repository_of"]
+__all__ = ["checkout_of", "project_of", "repository_of"]

@@ -25,6 +25,7 @@ import subprocess
 from pathlib import Path
 
 from memoryd.ingest.markdown import CONFLICT_END, CONFLICT_START
+from memoryd.project import checkout_of
 
 #: A notebook ending mid-line is left while it changed in the last ``settle_s`` times this.
 MID_LINE_TIMES = 30
@@ -59,35 +60,21 @@ def unmerged_why() -> str:
 
 
 class Unmerged:
-    """The files git lists as unmerged, by repository: its work tree is found for a file
-    from the directories above it (each looked at once), and git is asked once per
-    repository (:meth:`read`, off the database thread)."""
+    """The files git lists as unmerged, by repository: its work tree is found for a file's
+    directory once, and git is asked once per repository (:meth:`read`, off the database
+    thread)."""
 
     def __init__(self) -> None:
         self._roots: dict[str, str | None] = {}
         self._listed: dict[str, frozenset[str]] = {}
 
     def repository(self, real: Path) -> str | None:
-        """The work tree of the git repository holding the file ``real`` (its real path),
-        None outside git."""
+        """The work tree (checkout) of the git repository holding the file ``real`` (its real
+        path), None outside git (memoryd.project.checkout_of, once per directory)."""
         directory = str(real.parent)
-        passed: list[str] = []
-        found: str | None = None
-        while True:
-            if directory in self._roots:
-                found = self._roots[directory]
-                break
-            passed.append(directory)
-            if os.path.lexists(os.path.join(directory, ".git")):
-                found = directory
-                break
-            parent = os.path.dirname(directory)
-            if parent == directory:
-                break
-            directory = parent
-        for each in passed:
-            self._roots[each] = found
-        return found
+        if directory not in self._roots:
+            self._roots[directory] = checkout_of(directory)
+        return self._roots[directory]
 
     def known(self, root: str) -> bool:
         return root in self._listed
