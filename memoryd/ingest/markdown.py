@@ -31,7 +31,7 @@ Entries
     - HTML comments (``<!-- … -->``, on one line or many; a line that starts one, at most 3
       spaces in or inside a bullet, up to the line that closes it, as CommonMark's HTML block
       reads them; unclosed, to the end of the file) are not entries, nor part of one: markdown
-      hides them ("<!-- Keep this file short -->", a CLAUDE.md's "<!-- TODO … -->"). One ends
+      hides them ("<!-- Keep this file short -->", a CLAUDE.md's note to itself). One ends
       the entry it follows, unless it is indented inside a bullet, which goes on after it.
       Nothing inside a comment is a heading. ``MemoryFile.comments`` holds their line spans.
     - Merge-conflict markers git writes (``<<<<<<< HEAD``, ``>>>>>>> b2``, and inside a

@@ -822,6 +822,7 @@ def test_malformed_transcript_lines_are_counted_per_source(home: Path, daemon, c
 def test_a_file_read_again_as_indexed_is_not_parsed_again(memoryd_home: Path, monkeypatch,
                                                           tmp_path: Path) -> None:
     from memoryd.config import load_config
+    from memoryd.ingest import file_read
     from memoryd.ingest import indexer as indexing
     from memoryd.store.database import Store
     from memoryd.store.entries import Entries
@@ -838,8 +839,8 @@ def test_a_file_read_again_as_indexed_is_not_parsed_again(memoryd_home: Path, mo
 
     def read(text: str, relative: str = "notes.md", agent: str = "coder") -> indexing.Changes:
         path.write_text(text)
-        facts = indexing.stat_facts(path, "src", "memory", agent, None)
-        return index.apply_memory_file(indexing.read_memory_file(facts, relative, 1 << 20))
+        facts = file_read.stat_facts(path, "src", "memory", agent, None)
+        return index.apply_memory_file(file_read.read_memory_file(facts, relative, 1 << 20))
 
     try:
         assert read("- one\n- two\n").added == 2
@@ -861,6 +862,7 @@ def test_an_entry_taken_out_while_its_file_is_read_again_says_so(memoryd_home: P
     in between, `memory forget ID` answered "no entry with id …" for a line in the file."""
     from memoryd.config import load_config
     from memoryd.errors import NotFoundError
+    from memoryd.ingest import file_read
     from memoryd.ingest import indexer as indexing
     from memoryd.store.database import Store
     from memoryd.store.entries import Entries
@@ -874,8 +876,8 @@ def test_an_entry_taken_out_while_its_file_is_read_again_says_so(memoryd_home: P
     path = tmp_path / "notes.md"
     try:
         path.write_text("- prefers small commits\n- uses ruff, not flake8\n")
-        facts = indexing.stat_facts(path, "src", "memory", "coder", None)
-        index.apply_memory_file(indexing.read_memory_file(facts, "notes.md", 1 << 20))
+        facts = file_read.stat_facts(path, "src", "memory", "coder", None)
+        index.apply_memory_file(file_read.read_memory_file(facts, "notes.md", 1 << 20))
         uid = next(e.uid for e in store.entries(EntryQuery().source(str(path)))
                    if "ruff" in e.text)
         index.remove_file(str(path))  # the old file renamed over: not read again yet
@@ -898,6 +900,7 @@ def test_a_pass_that_read_the_index_before_an_edit_was_indexed_leaves_no_entry_b
     file no longer held, for good (the watcher found the file indexed as it is: 13 of 471 runs
     of the concurrent-edits test of the passes)."""
     from memoryd.config import load_config
+    from memoryd.ingest import file_read
     from memoryd.ingest import indexer as indexing
     from memoryd.ingest.markdown import parse_memory_file
     from memoryd.store.database import Store
@@ -912,8 +915,8 @@ def test_a_pass_that_read_the_index_before_an_edit_was_indexed_leaves_no_entry_b
 
     def indexed(text: str) -> dict[str, int]:
         path.write_text(text)
-        facts = indexing.stat_facts(path, "src", "memory", "coder", None)
-        index.apply_memory_file(indexing.read_memory_file(facts, "notes.md", 1 << 20))
+        facts = file_read.stat_facts(path, "src", "memory", "coder", None)
+        index.apply_memory_file(file_read.read_memory_file(facts, "notes.md", 1 << 20))
         return {e["text"]: e["id"] for e in store.entry_fields(
             EntryQuery().source(str(path)).active(), ("id", "text"))}
 
@@ -922,9 +925,9 @@ def test_a_pass_that_read_the_index_before_an_edit_was_indexed_leaves_no_entry_b
         assert set(indexed("- three\n- one\n- two\n")) == {"one", "two", "three"}  # the edit
         written = "- two\n- one\n"  # the pass's text (the edit's line went to the archive)
         path.write_text(written)
-        facts = indexing.stat_facts(path, "src", "memory", "coder", None)
+        facts = file_read.stat_facts(path, "src", "memory", "coder", None)
         index.apply_known(facts, parse_memory_file(written, "notes.md"),
-                          indexing.memory_key(written, False), [known["two"], known["one"]])
+                          file_read.memory_key(written, False), [known["two"], known["one"]])
         assert sorted(e["text"] for e in store.entry_fields(
             EntryQuery().source(str(path)).active(), ("text",))) == ["one", "two"]
     finally:

@@ -30,6 +30,7 @@ def _texts(client: Client, agent: str, project: str | None = None) -> list[str]:
 def _index_as_an_older_memoryd_did(path: Path, agent: str) -> None:
     """What an older memoryd left in the index: the backup indexed as a notebook of its own."""
     from memoryd.config import load_config
+    from memoryd.ingest import file_read
     from memoryd.ingest import indexer as indexing
     from memoryd.store.database import Store
     from memoryd.store.entries import Entries
@@ -40,8 +41,8 @@ def _index_as_an_older_memoryd_did(path: Path, agent: str) -> None:
     try:
         index = indexing.Indexer(store, Entries(config.remember, store,
                                                 Ledger(config.ledger_dir)))
-        facts = indexing.stat_facts(path, "claude-agent-memory", "memory", agent, None)
-        assert index.apply_memory_file(indexing.read_memory_file(facts, path.name,
+        facts = file_read.stat_facts(path, "claude-agent-memory", "memory", agent, None)
+        assert index.apply_memory_file(file_read.read_memory_file(facts, path.name,
                                                                  1 << 20)).added == 1
     finally:
         store.close()

@@ -16,6 +16,7 @@ from typing import Any
 from memoryd_client import Client, NotFoundError
 
 from memoryd.config import load_config
+from memoryd.ingest import file_read
 from memoryd.ingest import indexer as indexing
 from memoryd.passes.runs import PassRuns
 from memoryd.store.database import Store
@@ -167,12 +168,12 @@ class Notebook:
         self.indexer = indexing.Indexer(self.store, entries)
         self.runs = PassRuns(self.store, entries, config.state_dir)
 
-    def read(self) -> indexing.MemoryFileRead:
-        facts = indexing.stat_facts(self.path, "claude-auto-memory", "memory", "claude-code",
+    def read(self) -> file_read.MemoryFileRead:
+        facts = file_read.stat_facts(self.path, "claude-auto-memory", "memory", "claude-code",
                                     None)
-        return indexing.read_memory_file(facts, self.path.name, 1 << 20)
+        return file_read.read_memory_file(facts, self.path.name, 1 << 20)
 
-    def apply(self, read: indexing.MemoryFileRead) -> None:
+    def apply(self, read: file_read.MemoryFileRead) -> None:
         self.indexer.apply_memory_file(read)
 
     def uid(self, words: str) -> str:
